@@ -1,0 +1,37 @@
+//! # roofline-core
+//!
+//! The pure cost model of `roofline`: values in, values out. No I/O, no clock, no printing.
+//!
+//! - [`units`]: FLOP, bytes, seconds and their ratios as types.
+//! - [`precision`], [`device`]: number formats and chips.
+//! - [`ops`]: operators and their cost (FLOPs, bytes read and written).
+//! - [`roofline`]: intensity, ridge point, bound, attainable FLOP/s, time.
+//! - [`model`], [`workload`], [`decoder`], [`graph`]: a transformer's operator graph for one
+//!   forward pass.
+//! - [`analysis`]: the graph evaluated on a chip.
+//!
+//! ```
+//! use roofline_core::ops::Gemm;
+//! use roofline_core::precision::Precision;
+//! use roofline_core::roofline::{Bound, Roof};
+//! use roofline_core::units::{BytesPerSec, FlopPerSec};
+//!
+//! // A 4096³ bf16 GEMM on an H100 SXM (989.5 TFLOP/s dense, 3.35 TB/s).
+//! let cost = Gemm::uniform(4096, 4096, 4096, Precision::Bf16).cost();
+//! let roof = Roof { peak: FlopPerSec(989.5e12), bandwidth: BytesPerSec(3.35e12) };
+//! let p = roof.evaluate(&cost);
+//! assert!((p.intensity.get() - 4096.0 / 3.0).abs() < 1e-9);
+//! assert_eq!(p.bound, Bound::Compute);
+//! ```
+
+pub mod analysis;
+pub mod cited;
+pub mod decoder;
+pub mod device;
+pub mod graph;
+pub mod model;
+pub mod ops;
+pub mod precision;
+pub mod roofline;
+pub mod units;
+pub mod workload;

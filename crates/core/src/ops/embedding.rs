@@ -1,0 +1,100 @@
+//! Data movement without arithmetic: embedding lookup and KV-cache write.
+
+use super::cost::Cost;
+use crate::precision::Precision;
+use serde::Serialize;
+
+/// Bytes per token id: PyTorch passes `input_ids` as int64.
+pub const TOKEN_ID_BYTES: f64 = 8.0;
+
+/// Gather of `tokens` rows of `hidden` elements from the embedding table.
+///
+/// - FLOPs = 0.
+/// - bytes read = tokens·8 (int64 ids) + tokens·hidden·w (only the rows used);
+///   written = tokens·hidden·a.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Embedding {
+    /// Tokens looked up.
+    pub tokens: u64,
+    /// Row width (hidden size).
+    pub hidden: u64,
+    /// Precision of the table.
+    pub weight: Precision,
+    /// Precision of the output activations.
+    pub act: Precision,
+}
+
+impl Embedding {
+    /// FLOPs and bytes, as in the type's documentation.
+    #[inline]
+    pub fn cost(&self) -> Cost {
+        let t = self.tokens as f64;
+        let e = t * self.hidden as f64;
+        Cost::new(
+            0.0,
+            t * TOKEN_ID_BYTES + e * self.weight.bytes(),
+            e * self.act.bytes(),
+        )
+    }
+}
+
+/// Writing the keys and values of `tokens` new tokens into the KV cache: `kv_heads` heads of
+/// `head_dim` each for K and for V.
+///
+/// - FLOPs = 0 (a conversion to a narrower cache format is not counted).
+/// - bytes read = 2·tokens·kv_heads·head_dim·a; written = 2·tokens·kv_heads·head_dim·kv.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KvCacheWrite {
+    /// New tokens (batch × tokens per sequence).
+    pub tokens: u64,
+    /// Key/value heads (`num_key_value_heads`).
+    pub kv_heads: u64,
+    /// Elements per head.
+    pub head_dim: u64,
+    /// Precision of the new keys and values.
+    pub act: Precision,
+    /// Precision of the cache.
+    pub kv: Precision,
+}
+
+impl KvCacheWrite {
+    /// FLOPs and bytes, as in the type's documentation.
+    #[inline]
+    pub fn cost(&self) -> Cost {
+        let e = 2.0 * self.tokens as f64 * self.kv_heads as f64 * self.head_dim as f64;
+        Cost::new(0.0, e * self.act.bytes(), e * self.kv.bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kv_write_uses_kv_heads() {
+        // Llama-3-8B decode, batch 1: 2·1·8·128 elements, read bf16, written fp8.
+        let c = KvCacheWrite {
+            tokens: 1,
+            kv_heads: 8,
+            head_dim: 128,
+            act: Precision::Bf16,
+            kv: Precision::Fp8,
+        }
+        .cost();
+        assert_eq!(c.bytes_read.get(), 2048.0 * 2.0);
+        assert_eq!(c.bytes_written.get(), 2048.0);
+        assert_eq!(c.flops.get(), 0.0);
+    }
+
+    #[test]
+    fn embedding_reads_only_used_rows() {
+        let c = Embedding {
+            tokens: 3,
+            hidden: 4096,
+            weight: Precision::Bf16,
+            act: Precision::Bf16,
+        }
+        .cost();
+        assert_eq!(c.bytes_read.get(), 24.0 + 3.0 * 4096.0 * 2.0);
+    }
+}

@@ -1,0 +1,107 @@
+//! Normalisations over the hidden dimension: RMSNorm and LayerNorm.
+
+use super::cost::Cost;
+use crate::precision::Precision;
+use serde::Serialize;
+
+/// RMSNorm `y = x / √(mean(x²) + ε) · w` (Zhang and Sennrich 2019): per element square (1),
+/// accumulate (1), multiply by 1/rms (1), multiply by the weight (1) = 4. The per-row mean,
+/// ε-add and rsqrt are O(rows) and not counted.
+pub const RMSNORM_FLOPS_PER_ELEMENT: f64 = 4.0;
+/// LayerNorm `y = (x − μ)/√(σ² + ε) · w + b` (Ba et al. 2016): per element accumulate for μ (1),
+/// subtract μ (1), square (1), accumulate for σ² (1), multiply by 1/σ (1), multiply by w (1),
+/// add b (1) = 7.
+pub const LAYERNORM_FLOPS_PER_ELEMENT: f64 = 7.0;
+
+/// RMSNorm over `rows` vectors of `cols` elements.
+///
+/// - FLOPs = rows·cols·4 ([`RMSNORM_FLOPS_PER_ELEMENT`]).
+/// - bytes read = rows·cols·p + cols·w (the weight); written = rows·cols·p.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RmsNorm {
+    /// Rows (tokens).
+    pub rows: u64,
+    /// Elements per row (hidden size).
+    pub cols: u64,
+    /// Precision of input and output.
+    pub precision: Precision,
+    /// Precision of the weight vector.
+    pub weight: Precision,
+}
+
+impl RmsNorm {
+    /// FLOPs and bytes, as in the type's documentation.
+    #[inline]
+    pub fn cost(&self) -> Cost {
+        let e = self.rows as f64 * self.cols as f64;
+        let p = self.precision.bytes();
+        Cost::new(
+            e * RMSNORM_FLOPS_PER_ELEMENT,
+            e * p + self.cols as f64 * self.weight.bytes(),
+            e * p,
+        )
+    }
+}
+
+/// LayerNorm over `rows` vectors of `cols` elements, with weight and bias.
+///
+/// - FLOPs = rows·cols·7 ([`LAYERNORM_FLOPS_PER_ELEMENT`]).
+/// - bytes read = rows·cols·p + 2·cols·w (weight and bias); written = rows·cols·p.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LayerNorm {
+    /// Rows (tokens).
+    pub rows: u64,
+    /// Elements per row (hidden size).
+    pub cols: u64,
+    /// Precision of input and output.
+    pub precision: Precision,
+    /// Precision of weight and bias.
+    pub weight: Precision,
+}
+
+impl LayerNorm {
+    /// FLOPs and bytes, as in the type's documentation.
+    #[inline]
+    pub fn cost(&self) -> Cost {
+        let e = self.rows as f64 * self.cols as f64;
+        let p = self.precision.bytes();
+        Cost::new(
+            e * LAYERNORM_FLOPS_PER_ELEMENT,
+            e * p + 2.0 * self.cols as f64 * self.weight.bytes(),
+            e * p,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rmsnorm_llama_prefill() {
+        // 2048 tokens × 4096 in fp16: 4·2048·4096 FLOP; reads 2048·4096·2 + 4096·2.
+        let c = RmsNorm {
+            rows: 2048,
+            cols: 4096,
+            precision: Precision::Fp16,
+            weight: Precision::Fp16,
+        }
+        .cost();
+        assert_eq!(c.flops.get(), 33_554_432.0);
+        assert_eq!(c.bytes_read.get(), 16_777_216.0 + 8192.0);
+        assert_eq!(c.bytes_written.get(), 16_777_216.0);
+    }
+
+    #[test]
+    fn layernorm_reads_weight_and_bias() {
+        let c = LayerNorm {
+            rows: 1,
+            cols: 768,
+            precision: Precision::Fp32,
+            weight: Precision::Fp32,
+        }
+        .cost();
+        assert_eq!(c.flops.get(), 768.0 * 7.0);
+        assert_eq!(c.bytes_read.get(), 768.0 * 4.0 * 3.0);
+    }
+}
