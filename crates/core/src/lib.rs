@@ -35,3 +35,6 @@ pub mod precision;
 pub mod roofline;
 pub mod units;
 pub mod workload;
+
+#[cfg(test)]
+mod decoder_tests;
