@@ -119,7 +119,11 @@ impl From<DeviceError> for AnalysisError {
 /// The peak that applies to an operator computing on `compute`: the dense matrix peak of its
 /// precision, or for vector work the fp32 peak (falling back to the activation precision's
 /// peak on chips that publish no fp32 figure, such as TPUs).
-pub fn peak_for(device: &Device, compute: Compute, act: Precision) -> Result<FlopPerSec, DeviceError> {
+pub fn peak_for(
+    device: &Device,
+    compute: Compute,
+    act: Precision,
+) -> Result<FlopPerSec, DeviceError> {
     match compute {
         Compute::Matrix(p) => device.peak(p),
         Compute::Vector => device.peak(Precision::Fp32).or_else(|_| device.peak(act)),
@@ -163,7 +167,11 @@ pub fn evaluate_graph(
 }
 
 /// Memory footprint of `model` under `workload`.
-pub fn memory_footprint(model: &Transformer, workload: &Workload, graph: &OpGraph) -> MemoryFootprint {
+pub fn memory_footprint(
+    model: &Transformer,
+    workload: &Workload,
+    graph: &OpGraph,
+) -> MemoryFootprint {
     let p = workload.precisions;
     let kv = 2.0
         * model.layers as f64

@@ -41,13 +41,7 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
         model.intermediate,
         model.vocab,
     );
-    let (tf, df, qf, kvf, ff) = (
-        t as f64,
-        d as f64,
-        (h * e) as f64,
-        (g * e) as f64,
-        f as f64,
-    );
+    let (tf, df, qf, kvf, ff) = (t as f64, d as f64, (h * e) as f64, (g * e) as f64, f as f64);
 
     let mut gr = OpGraph::new(model.layers);
     let linear = |m: u64, n: u64, k: u64, bias: bool| {
@@ -195,7 +189,13 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
                 compute: a,
             })
         };
-        gr.node("qk_matmul", Layer, bmm(s, l, e, c), &[q_rot, k_cache], &[scores]);
+        gr.node(
+            "qk_matmul",
+            Layer,
+            bmm(s, l, e, c),
+            &[q_rot, k_cache],
+            &[scores],
+        );
         gr.node(
             "softmax",
             Layer,
@@ -208,7 +208,13 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
             &[scores],
             &[probs],
         );
-        gr.node("sv_matmul", Layer, bmm(s, e, l, c), &[probs, v_cache], &[attn]);
+        gr.node(
+            "sv_matmul",
+            Layer,
+            bmm(s, e, l, c),
+            &[probs, v_cache],
+            &[attn],
+        );
     }
 
     let wo = gr.tensor(
@@ -218,14 +224,31 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
         Weight,
     );
     let o = gr.tensor("o_proj_out", tf * df, a, Act);
-    gr.node("o_proj", Layer, linear(t, d, h * e, model.o_bias), &[attn, wo], &[o]);
+    gr.node(
+        "o_proj",
+        Layer,
+        linear(t, d, h * e, model.o_bias),
+        &[attn, wo],
+        &[o],
+    );
 
     let x2 = gr.tensor("hidden_mid", tf * df, a, Act);
     gr.node("attn_residual_add", Layer, add(t * d), &[x0, o], &[x2]);
 
-    let ln2_w = gr.tensor("post_attention_layernorm.weight", norm_weight_elems, a, Weight);
+    let ln2_w = gr.tensor(
+        "post_attention_layernorm.weight",
+        norm_weight_elems,
+        a,
+        Weight,
+    );
     let x3 = gr.tensor("mlp_norm_out", tf * df, a, Act);
-    gr.node("post_attention_layernorm", Layer, norm_op(t), &[x2, ln2_w], &[x3]);
+    gr.node(
+        "post_attention_layernorm",
+        Layer,
+        norm_op(t),
+        &[x2, ln2_w],
+        &[x3],
+    );
 
     let mb = model.mlp_bias;
     let act_flops = match model.activation {
@@ -276,7 +299,13 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
     }
     let wd = gr.tensor("down_proj.weight", ff * df + mlp_bias_elems(df), w, Weight);
     let down = gr.tensor("down", tf * df, a, Act);
-    gr.node("down_proj", Layer, linear(t, d, f, mb), &[hidden_act, wd], &[down]);
+    gr.node(
+        "down_proj",
+        Layer,
+        linear(t, d, f, mb),
+        &[hidden_act, wd],
+        &[down],
+    );
     let x4 = gr.tensor("hidden_out", tf * df, a, Act);
     gr.node("mlp_residual_add", Layer, add(t * d), &[x2, down], &[x4]);
 
@@ -290,6 +319,12 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
         gr.tensor("lm_head.weight", (v * d) as f64, w, Weight)
     };
     let logits = gr.tensor("logits", (b * v) as f64, a, Act);
-    gr.node("lm_head", Model, linear(b, v, d, false), &[xf, head_w], &[logits]);
+    gr.node(
+        "lm_head",
+        Model,
+        linear(b, v, d, false),
+        &[xf, head_w],
+        &[logits],
+    );
     gr
 }

@@ -36,7 +36,10 @@ fn wl(stage: Stage, batch: u64, len: u64, flash: bool) -> Workload {
 }
 
 fn cost(g: &OpGraph, name: &str) -> Cost {
-    g.find(name).unwrap_or_else(|| panic!("no node {name}")).op.cost()
+    g.find(name)
+        .unwrap_or_else(|| panic!("no node {name}"))
+        .op
+        .cost()
 }
 
 const NAMES_UNFUSED: [&str; 19] = [
@@ -81,11 +84,22 @@ fn kv_traffic_uses_kv_heads() {
     assert_eq!(k.bytes_read.get(), (4096.0 + 4096.0 * 1024.0) * 2.0);
     // QKᵀ reads q (32 heads × 128) and K of 8 kv heads × 2049 keys × 128.
     let qk = cost(&g, "qk_matmul");
-    assert_eq!(qk.bytes_read.get(), (32.0 * 128.0 + 8.0 * 2049.0 * 128.0) * 2.0);
+    assert_eq!(
+        qk.bytes_read.get(),
+        (32.0 * 128.0 + 8.0 * 2049.0 * 128.0) * 2.0
+    );
     let sv = cost(&g, "sv_matmul");
-    assert_eq!(sv.bytes_read.get(), (32.0 * 2049.0 + 8.0 * 2049.0 * 128.0) * 2.0);
+    assert_eq!(
+        sv.bytes_read.get(),
+        (32.0 * 2049.0 + 8.0 * 2049.0 * 128.0) * 2.0
+    );
     // KV cache: 2 · 32 layers · 2049 · 8 · 128 · 2 bytes.
-    let a = analyze(&llama3_8b(), &wl(Stage::Decode, 1, 2048, false), &h100_sxm()).unwrap();
+    let a = analyze(
+        &llama3_8b(),
+        &wl(Stage::Decode, 1, 2048, false),
+        &h100_sxm(),
+    )
+    .unwrap();
     assert_eq!(a.memory.kv_cache.get(), 2.0 * 32.0 * 2049.0 * 1024.0 * 2.0);
 }
 
@@ -106,7 +120,10 @@ fn activation_before_down_is_intermediate_wide() {
 fn lm_head_counts_two_flop_per_multiply_add_and_every_sequence() {
     // batch 8: 2 · 8 · 32000 · 4096 FLOP, on the last position of each sequence.
     let g = build_graph(&llama2_7b(), &wl(Stage::Prefill, 8, 512, false));
-    assert_eq!(cost(&g, "lm_head").flops.get(), 2.0 * 8.0 * 32000.0 * 4096.0);
+    assert_eq!(
+        cost(&g, "lm_head").flops.get(),
+        2.0 * 8.0 * 32000.0 * 4096.0
+    );
 }
 
 #[test]
@@ -160,7 +177,9 @@ fn weights_in_graph_equal_parameter_count() {
     let mut total = 0.0;
     for (i, t) in g.tensors.iter().enumerate() {
         if t.role == TensorRole::Weight {
-            let in_block = g.consumers(i).any(|(_, n)| n.scope == crate::graph::Scope::Layer);
+            let in_block = g
+                .consumers(i)
+                .any(|(_, n)| n.scope == crate::graph::Scope::Layer);
             total += t.bytes.get() / 2.0 * if in_block { 32.0 } else { 1.0 };
         }
     }
@@ -169,9 +188,22 @@ fn weights_in_graph_equal_parameter_count() {
 
 #[test]
 fn totals_are_the_sum_of_rows() {
-    let a = analyze(&llama2_7b(), &wl(Stage::Prefill, 1, 2048, false), &h100_sxm()).unwrap();
-    let flops: f64 = a.rows.iter().map(|r| r.cost.flops.get() * r.count as f64).sum();
-    let time: f64 = a.rows.iter().map(|r| r.point.time.get() * r.count as f64).sum();
+    let a = analyze(
+        &llama2_7b(),
+        &wl(Stage::Prefill, 1, 2048, false),
+        &h100_sxm(),
+    )
+    .unwrap();
+    let flops: f64 = a
+        .rows
+        .iter()
+        .map(|r| r.cost.flops.get() * r.count as f64)
+        .sum();
+    let time: f64 = a
+        .rows
+        .iter()
+        .map(|r| r.point.time.get() * r.count as f64)
+        .sum();
     assert_eq!(a.totals.cost.flops.get(), flops);
     assert!((a.totals.time.get() - time).abs() < 1e-12);
     // 17 kernels per block (unfused attention) × 32 + embedding, final norm, lm_head.

@@ -188,8 +188,14 @@ pub(crate) mod tests {
             vendor: "NVIDIA".into(),
             peaks: vec![
                 (Precision::Fp32, Cited::new(FlopPerSec(67e12), "datasheet")),
-                (Precision::Bf16, Cited::new(FlopPerSec(989.5e12), "datasheet")),
-                (Precision::Fp16, Cited::new(FlopPerSec(989.5e12), "datasheet")),
+                (
+                    Precision::Bf16,
+                    Cited::new(FlopPerSec(989.5e12), "datasheet"),
+                ),
+                (
+                    Precision::Fp16,
+                    Cited::new(FlopPerSec(989.5e12), "datasheet"),
+                ),
                 (Precision::Fp8, Cited::new(FlopPerSec(1979e12), "datasheet")),
             ],
             memory: vec![MemoryLevel {

@@ -117,7 +117,7 @@ impl Transformer {
                 });
             }
         }
-        if self.heads % self.kv_heads != 0 {
+        if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(ModelError {
                 field: "num_key_value_heads",
                 message: format!(

@@ -124,7 +124,10 @@ impl Workload {
         if self.batch > MAX_BATCH {
             return Err(WorkloadError {
                 field: "--batch",
-                message: format!("{} is beyond the largest accepted ({MAX_BATCH})", self.batch),
+                message: format!(
+                    "{} is beyond the largest accepted ({MAX_BATCH})",
+                    self.batch
+                ),
             });
         }
         match self.stage {

@@ -155,7 +155,10 @@ mod tests {
         };
         let c = bm.cost();
         assert_eq!(c.flops.get(), 2.0 * 32.0 * 100.0 * 128.0);
-        assert_eq!(c.bytes_read.get(), 32.0 * 128.0 * 2.0 + 8.0 * 128.0 * 100.0 * 2.0);
+        assert_eq!(
+            c.bytes_read.get(),
+            32.0 * 128.0 * 2.0 + 8.0 * 128.0 * 100.0 * 2.0
+        );
         assert_eq!(c.bytes_written.get(), 32.0 * 100.0 * 2.0);
     }
 }

@@ -1,0 +1,17 @@
+//! One function per command: typed flags in, library calls, a writer out.
+
+mod analyze;
+mod hardware;
+
+use crate::args::{Cli, Command};
+use crate::error::CliError;
+use std::io::Write;
+
+/// Runs the parsed command, writing its output to `out`.
+pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    match cli.command {
+        Command::Analyze(a) => analyze::run(&a, out),
+        Command::Hardware { command } => hardware::run(command, out),
+        Command::Models(f) => hardware::models(f.format.into(), out),
+    }
+}

@@ -1,0 +1,239 @@
+//! End-to-end tests of the `roofline` binary: exit codes, stdout and stderr together.
+//! Numbers asserted here come from hand arithmetic written next to them.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn roofline() -> Command {
+    Command::cargo_bin("roofline").expect("binary builds")
+}
+
+/// A path under the shared data folder beside the repository.
+fn shared(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared")
+        .join(path)
+}
+
+fn json_of(args: &[&str]) -> Value {
+    let out = roofline()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+fn op<'a>(stage: &'a Value, name: &str) -> &'a Value {
+    stage["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == name)
+        .unwrap_or_else(|| panic!("no op {name}"))
+}
+
+#[test]
+fn default_analyze_runs_llama2_7b_on_a6000_both_stages() {
+    roofline()
+        .arg("analyze")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("prefill · llama-2-7b"))
+        .stdout(predicate::str::contains("decode · llama-2-7b"))
+        .stdout(predicate::str::contains("NVIDIA RTX A6000"))
+        .stdout(predicate::str::contains("q_proj"))
+        .stdout(predicate::str::contains("68.7 GFLOP"))
+        .stderr("");
+}
+
+#[test]
+fn analyze_json_has_the_documented_schema_and_hand_checked_numbers() {
+    let v = json_of(&["analyze", "llama-2-7b", "--hardware", "a6000"]);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["model"]["parameters"], 6_738_415_616u64);
+    assert_eq!(v["hardware"]["id"], "a6000");
+    let prefill = &v["stages"][0];
+    let decode = &v["stages"][1];
+    assert_eq!(prefill["stage"], "prefill");
+    assert_eq!(decode["stage"], "decode");
+    // q_proj prefill: 2·2048·4096·4096 FLOP; 4096²·2 + 2·2048·4096·2 bytes; AI 1024 FLOP/B,
+    // compute-bound above the A6000 ridge 154.8e12 / 768e9 = 201.6; time 68.72e9 / 154.8e12.
+    let q = op(prefill, "q_proj");
+    assert_eq!(q["count"], 32);
+    assert_eq!(q["flops"], 68_719_476_736.0);
+    assert_eq!(
+        q["bytes_read"].as_f64().unwrap() + q["bytes_written"].as_f64().unwrap(),
+        67_108_864.0
+    );
+    assert_eq!(q["arithmetic_intensity"], 1024.0);
+    assert_eq!(q["bound"], "compute");
+    assert!((q["time_s"].as_f64().unwrap() - 68_719_476_736.0 / 154.8e12).abs() < 1e-12);
+    // decode q_proj: 2·4096² FLOP over (4096 + 4096² + 4096)·2 bytes: memory-bound,
+    // time = bytes / 768e9.
+    let qd = op(decode, "q_proj");
+    let bytes = (4096.0 + 4096.0 * 4096.0 + 4096.0) * 2.0;
+    assert_eq!(qd["bound"], "memory");
+    assert!((qd["time_s"].as_f64().unwrap() - bytes / 768e9).abs() < 1e-15);
+    // Memory: weights 6,738,415,616 · 2 bytes; KV cache 2·32·2049·4096·2 bytes in decode.
+    assert_eq!(decode["memory"]["weights_bytes"], 13_476_831_232.0);
+    assert_eq!(
+        decode["memory"]["kv_cache_bytes"],
+        2.0 * 32.0 * 2049.0 * 4096.0 * 2.0
+    );
+    // Totals are the sum of count × per-op figures.
+    for s in [prefill, decode] {
+        let sum: f64 = s["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["flops"].as_f64().unwrap() * o["count"].as_f64().unwrap())
+            .sum();
+        assert!((s["totals"]["flops"].as_f64().unwrap() - sum).abs() <= sum * 1e-12);
+    }
+}
+
+#[test]
+fn analyze_csv_has_one_row_per_operator() {
+    let out = roofline()
+        .args(["analyze", "--stage", "decode", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("model,hardware,stage,batch"));
+    // 20 operators: embedding, 17 per block (unfused attention), final norm, lm_head.
+    assert_eq!(lines.count(), 20);
+}
+
+#[test]
+fn shared_configs_run_in_both_stages() {
+    for cfg in [
+        "models/meta-llama--Llama-2-7b-hf/config.json",
+        "models/meta-llama--Meta-Llama-3.1-8B/config.json",
+        "models/meta-llama--Llama-2-70b-chat-hf/config.json",
+    ] {
+        roofline()
+            .arg("analyze")
+            .arg(shared(cfg))
+            .args(["--hardware", "h100-sxm", "--flash-attention"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("lm_head"));
+    }
+}
+
+#[test]
+fn hardware_list_and_show() {
+    roofline()
+        .args(["hardware", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("h100-sxm"))
+        .stdout(predicate::str::contains("mi300x"));
+    // H100 SXM bf16 ridge: 989.5e12 / 3.35e12 = 295.4 FLOP/byte.
+    roofline()
+        .args(["hardware", "show", "h100-sxm"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("295.4"));
+    let v = json_of(&["hardware", "show", "h100-sxm"]);
+    assert_eq!(v["peak_flops_per_s"]["bf16"], 989.5e12);
+}
+
+fn write_temp(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    (dir, p)
+}
+
+const GOOD: &str = r#"{"architectures":["LlamaForCausalLM"],"hidden_size":4096,"num_hidden_layers":32,
+"num_attention_heads":32,"num_key_value_heads":32,"intermediate_size":11008,"vocab_size":32000}"#;
+
+fn bad_config(text: &str, needle: &str) {
+    let (_d, p) = write_temp("config.json", text);
+    roofline()
+        .arg("analyze")
+        .arg(&p)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::starts_with("error: "))
+        .stderr(predicate::str::contains(needle))
+        .stderr(predicate::str::contains("hint: "));
+}
+
+#[test]
+fn bad_configs_name_the_field_and_exit_2() {
+    bad_config("{\"hidden_size\": 40", "malformed JSON");
+    bad_config(
+        &GOOD.replace("\"vocab_size\":32000", "\"vocab_size\":0"),
+        "`vocab_size`",
+    );
+    bad_config(
+        &GOOD.replace("\"hidden_size\":4096", "\"hidden_size\":-4096"),
+        "`hidden_size`",
+    );
+    bad_config(
+        &GOOD.replace(",\"vocab_size\":32000", ""),
+        "`vocab_size` is missing",
+    );
+    bad_config(
+        &GOOD.replace("\"num_key_value_heads\":32", "\"num_key_value_heads\":5"),
+        "`num_key_value_heads`",
+    );
+    bad_config(
+        &GOOD.replace("LlamaForCausalLM", "BertModel"),
+        "`architectures`",
+    );
+}
+
+#[test]
+fn bad_flags_exit_2_with_one_clear_line() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["analyze", "--batch", "0"], "`--batch`"),
+        (
+            &["analyze", "--stage", "prefill", "--seq-len", "0"],
+            "`--seq-len`",
+        ),
+        (&["analyze", "--precision", "fp12"], "fp12"),
+        (&["analyze", "--hardware", "h100-sxmm"], "h100-sxm"),
+        (&["analyze", "--batch", "-3"], "-3"),
+        (&["analyze", "no-such-model"], "unknown model"),
+    ];
+    for (args, needle) in cases {
+        roofline()
+            .args(args)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(needle));
+    }
+    roofline()
+        .args(["analyze", "/no/such/config.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/no/such/config.json"));
+}
+
+#[test]
+fn missing_precision_on_chip_is_bad_input() {
+    // The V100 has no bf16 tensor cores.
+    roofline()
+        .args(["analyze", "--hardware", "v100", "--precision", "bf16"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bf16"));
+}

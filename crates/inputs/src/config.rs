@@ -1,0 +1,343 @@
+//! Hugging Face `config.json` into a validated [`Transformer`].
+//!
+//! The config is read as it is (a JSON object with optional keys and the defaults
+//! `transformers` applies), then resolved into the shape the cost model needs. Supported
+//! `architectures`: [`SUPPORTED_ARCHITECTURES`]. Presets are real configs embedded from
+//! `catalog/models/` (copied from `shared/models/`).
+
+use crate::embedded::MODEL_FILES;
+use crate::error::InputError;
+use roofline_core::model::{Activation, MlpKind, NormKind, Transformer};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// The `architectures` values this reader understands.
+pub const SUPPORTED_ARCHITECTURES: &[&str] =
+    &["LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"];
+
+/// Largest size accepted for any dimension; beyond it a value is taken for a typo.
+const MAX_DIM: u64 = 1 << 24;
+
+/// Ids of the embedded presets (`llama-2-7b`, …), sorted.
+pub fn preset_ids() -> Vec<&'static str> {
+    MODEL_FILES.iter().map(|(id, _)| *id).collect()
+}
+
+/// Reads a model by preset id, by path to a `config.json`, or by a folder holding one.
+///
+/// # Errors
+/// An unknown preset (with the closest ids), an unreadable file, or a config that
+/// [`parse_config`] rejects.
+pub fn load_model(name_or_path: &str) -> Result<Transformer, InputError> {
+    if let Some((id, text)) = MODEL_FILES
+        .iter()
+        .find(|(id, _)| id.eq_ignore_ascii_case(name_or_path))
+    {
+        return parse_config(text, &format!("preset `{id}`"), id);
+    }
+    let path = Path::new(name_or_path);
+    let looks_like_path = name_or_path.contains('/')
+        || name_or_path.contains('\\')
+        || name_or_path.ends_with(".json")
+        || path.exists();
+    if !looks_like_path {
+        let ids = preset_ids();
+        let close = crate::closest(name_or_path, &ids, 3);
+        return Err(InputError::new(format!(
+            "unknown model `{name_or_path}`: not a preset and not a file"
+        ))
+        .with_hint(format!(
+            "closest presets: {}; or pass the path to a Hugging Face config.json",
+            close.join(", ")
+        )));
+    }
+    let file = if path.is_dir() {
+        path.join("config.json")
+    } else {
+        path.to_path_buf()
+    };
+    let text = std::fs::read_to_string(&file).map_err(|e| {
+        InputError::new(format!("cannot read `{}`: {e}", file.display()))
+            .with_hint("pass a preset id (`roofline models`) or the path to a config.json")
+    })?;
+    let name = file
+        .parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("model")
+        .to_string();
+    parse_config(&text, &file.display().to_string(), &name)
+}
+
+/// Parses the text of a `config.json` (`origin` names it in errors) into a [`Transformer`]
+/// called `name`.
+///
+/// Fields read: `architectures`, `hidden_size`, `num_hidden_layers`, `num_attention_heads`,
+/// `num_key_value_heads` (default: `num_attention_heads`), `head_dim` (default: hidden /
+/// heads), `intermediate_size`, `vocab_size`, `tie_word_embeddings` (default false),
+/// `attention_bias` (Llama, Mistral; Qwen2 always has q/k/v biases), `mlp_bias` (default false),
+/// `hidden_act` (silu, gelu, relu), `max_position_embeddings`.
+///
+/// # Errors
+/// Malformed JSON (with line and column), an unsupported architecture (naming the supported
+/// ones), or a field missing, of the wrong type, zero, negative or absurd (naming the field).
+pub fn parse_config(text: &str, origin: &str, name: &str) -> Result<Transformer, InputError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        InputError::new(format!("{origin}: malformed JSON: {e}"))
+            .with_hint("a Hugging Face config.json is one JSON object; check the file is complete")
+    })?;
+    let Value::Object(obj) = value else {
+        return Err(InputError::new(format!(
+            "{origin}: expected a JSON object at the top level"
+        )));
+    };
+    let cfg = Fields { obj: &obj, origin };
+    let arch = cfg.architecture()?;
+    let hidden = cfg.dim("hidden_size")?;
+    let heads = cfg.dim("num_attention_heads")?;
+    let kv_heads = cfg.opt_dim("num_key_value_heads")?.unwrap_or(heads);
+    let head_dim = match cfg.opt_dim("head_dim")? {
+        Some(hd) => hd,
+        None => {
+            if hidden % heads != 0 {
+                return Err(cfg.error(
+                    "head_dim",
+                    &format!("is missing and hidden_size {hidden} is not divisible by num_attention_heads {heads}"),
+                    "add `head_dim` to the config",
+                ));
+            }
+            hidden / heads
+        }
+    };
+    let activation = match cfg.opt_str("hidden_act")?.as_deref() {
+        None | Some("silu") | Some("swish") => Activation::Silu,
+        Some("gelu") | Some("gelu_new") | Some("gelu_pytorch_tanh") | Some("gelu_fast") => {
+            Activation::Gelu
+        }
+        Some("relu") => Activation::Relu,
+        Some(other) => {
+            return Err(cfg.error(
+                "hidden_act",
+                &format!("unknown activation `{other}`"),
+                "use silu, gelu or relu",
+            ))
+        }
+    };
+    let qwen2 = arch == "Qwen2ForCausalLM";
+    let attention_bias = qwen2 || cfg.opt_bool("attention_bias")?.unwrap_or(false);
+    let model = Transformer {
+        name: name.to_string(),
+        architecture: arch.clone(),
+        hidden,
+        layers: cfg.dim("num_hidden_layers")?,
+        heads,
+        kv_heads,
+        head_dim,
+        intermediate: cfg.dim("intermediate_size")?,
+        vocab: cfg.dim("vocab_size")?,
+        tie_embeddings: cfg.opt_bool("tie_word_embeddings")?.unwrap_or(false),
+        qkv_bias: attention_bias,
+        // Llama's `attention_bias` also gives o_proj a bias; Qwen2's o_proj has none.
+        o_bias: !qwen2 && attention_bias,
+        mlp_bias: cfg.opt_bool("mlp_bias")?.unwrap_or(false),
+        norm: NormKind::RmsNorm,
+        mlp: MlpKind::Gated,
+        activation,
+        max_position_embeddings: cfg.opt_dim("max_position_embeddings")?,
+    };
+    model.validate().map_err(|e| {
+        InputError::new(format!("{origin}: {e}"))
+            .with_hint("fix the config: these fields come from the model's config.json")
+    })?;
+    Ok(model)
+}
+
+struct Fields<'a> {
+    obj: &'a Map<String, Value>,
+    origin: &'a str,
+}
+
+impl Fields<'_> {
+    fn error(&self, field: &str, what: &str, hint: &str) -> InputError {
+        InputError::new(format!("{}: field `{field}` {what}", self.origin)).with_hint(hint)
+    }
+
+    fn architecture(&self) -> Result<String, InputError> {
+        let supported = SUPPORTED_ARCHITECTURES.join(", ");
+        let archs = match self.obj.get("architectures") {
+            Some(Value::Array(a)) => a,
+            Some(_) => {
+                return Err(self.error(
+                    "architectures",
+                    "must be a list of class names",
+                    &format!("e.g. [\"LlamaForCausalLM\"]; supported: {supported}"),
+                ))
+            }
+            None => return Err(self.error(
+                "architectures",
+                "is missing",
+                &format!(
+                    "add e.g. \"architectures\": [\"LlamaForCausalLM\"]; supported: {supported}"
+                ),
+            )),
+        };
+        let names: Vec<&str> = archs.iter().filter_map(Value::as_str).collect();
+        names
+            .iter()
+            .find(|n| SUPPORTED_ARCHITECTURES.contains(n))
+            .map(|n| n.to_string())
+            .ok_or_else(|| {
+                self.error(
+                    "architectures",
+                    &format!("names an unsupported architecture `{}`", names.join(", ")),
+                    &format!("supported architectures: {supported}"),
+                )
+            })
+    }
+
+    fn opt_dim(&self, field: &str) -> Result<Option<u64>, InputError> {
+        let v = match self.obj.get(field) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(v) => v,
+        };
+        let hint = "it must be a positive integer, as in the model's original config.json";
+        if let Some(n) = v.as_u64() {
+            if n == 0 {
+                return Err(self.error(field, "must be positive, got 0", hint));
+            }
+            if n > MAX_DIM {
+                return Err(self.error(
+                    field,
+                    &format!("is {n}, beyond the largest accepted ({MAX_DIM})"),
+                    hint,
+                ));
+            }
+            return Ok(Some(n));
+        }
+        if let Some(f) = v.as_f64() {
+            if f <= 0.0 {
+                return Err(self.error(field, &format!("must be positive, got {v}"), hint));
+            }
+            return Err(self.error(field, &format!("must be an integer, got {v}"), hint));
+        }
+        Err(self.error(field, &format!("must be a positive integer, got {v}"), hint))
+    }
+
+    fn dim(&self, field: &str) -> Result<u64, InputError> {
+        self.opt_dim(field)?.ok_or_else(|| {
+            self.error(
+                field,
+                "is missing",
+                "the architecture needs it: add it from the model's original config.json",
+            )
+        })
+    }
+
+    fn opt_bool(&self, field: &str) -> Result<Option<bool>, InputError> {
+        match self.obj.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(self.error(
+                field,
+                &format!("must be true or false, got {v}"),
+                "use a JSON boolean",
+            )),
+        }
+    }
+
+    fn opt_str(&self, field: &str) -> Result<Option<String>, InputError> {
+        match self.obj.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(self.error(
+                field,
+                &format!("must be a string, got {v}"),
+                "use a JSON string",
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LLAMA: &str = r#"{"architectures":["LlamaForCausalLM"],"hidden_size":4096,
+        "num_hidden_layers":32,"num_attention_heads":32,"intermediate_size":11008,"vocab_size":32000}"#;
+
+    fn with(field: &str, value: &str) -> String {
+        let mut v: Value = serde_json::from_str(LLAMA).unwrap();
+        v[field] = serde_json::from_str(value).unwrap();
+        v.to_string()
+    }
+
+    #[test]
+    fn presets_match_official_parameter_counts() {
+        // Counts from shared/models/README.md ("computed" column), within 0.5 %.
+        for (id, count) in [
+            ("llama-2-7b", 6_738_415_616u64),
+            ("llama-2-13b", 13_015_864_320),
+            ("llama-2-70b", 68_976_648_192),
+            ("llama-3.1-8b", 8_030_261_248),
+            ("llama-3.1-70b", 70_553_706_496),
+        ] {
+            let m = load_model(id).unwrap();
+            let err = (m.parameters() as f64 - count as f64).abs() / count as f64;
+            assert!(err < 0.005, "{id}: {} vs {count}", m.parameters());
+        }
+    }
+
+    #[test]
+    fn llama3_8b_reads_gqa() {
+        let m = load_model("llama-3.1-8b").unwrap();
+        assert_eq!((m.heads, m.kv_heads, m.head_dim), (32, 8, 128));
+        assert_eq!(m.intermediate, 14336);
+    }
+
+    #[test]
+    fn hand_built_configs_from_the_readme_table() {
+        // Mistral-7B-v0.1 and Qwen2.5-72B key fields (shared/models/README.md table).
+        let mistral = r#"{"architectures":["MistralForCausalLM"],"hidden_size":4096,"num_hidden_layers":32,
+            "num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32000}"#;
+        let m = parse_config(mistral, "mistral", "mistral").unwrap();
+        assert_eq!(m.parameters(), 7_241_732_096);
+        let qwen = r#"{"architectures":["Qwen2ForCausalLM"],"hidden_size":8192,"num_hidden_layers":80,
+            "num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":29568,"vocab_size":152064}"#;
+        let q = parse_config(qwen, "qwen", "qwen").unwrap();
+        assert!(q.qkv_bias && !q.o_bias);
+        assert_eq!(q.parameters(), 72_706_203_648);
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let cases = [
+            (with("hidden_size", "0"), "`hidden_size`"),
+            (with("hidden_size", "-4096"), "`hidden_size`"),
+            (with("hidden_size", "4096.5"), "`hidden_size`"),
+            (with("hidden_size", "\"big\""), "`hidden_size`"),
+            (with("num_key_value_heads", "5"), "`num_key_value_heads`"),
+            (with("architectures", "[\"BertModel\"]"), "`architectures`"),
+            (with("tie_word_embeddings", "1"), "`tie_word_embeddings`"),
+            (with("vocab_size", "1e30"), "`vocab_size`"),
+        ];
+        for (text, needle) in cases {
+            let e = parse_config(&text, "cfg.json", "m").unwrap_err();
+            assert!(e.message.contains(needle), "{needle}: {}", e.message);
+            assert!(e.message.starts_with("cfg.json"), "{}", e.message);
+        }
+        let mut v: Value = serde_json::from_str(LLAMA).unwrap();
+        v.as_object_mut().unwrap().remove("vocab_size");
+        let e = parse_config(&v.to_string(), "cfg.json", "m").unwrap_err();
+        assert!(e.message.contains("`vocab_size` is missing"));
+        let e = parse_config("{\"hidden_size\": 4", "cfg.json", "m").unwrap_err();
+        assert!(e.message.contains("malformed JSON"));
+        let e = parse_config(&with("architectures", "[\"BertModel\"]"), "c", "m").unwrap_err();
+        assert!(e.hint.unwrap().contains("LlamaForCausalLM"));
+    }
+
+    #[test]
+    fn unknown_preset_suggests() {
+        let e = load_model("llama-2-7").unwrap_err();
+        assert!(e.hint.unwrap().contains("llama-2-7b"));
+    }
+}

@@ -1,0 +1,90 @@
+//! # roofline-report
+//!
+//! Core values into what a person reads: aligned terminal tables with human units, a stable JSON
+//! schema (`docs/json-schema.md`) in base units, and CSV. Every function writes to a writer it is
+//! given; nothing here prints or exits.
+//!
+//! ```
+//! use roofline_report::units::{human_flops, human_bytes, human_seconds};
+//! assert_eq!(human_flops(68.72e9), "68.7 GFLOP");
+//! assert_eq!(human_bytes(67.1e6), "67.1 MB");
+//! assert_eq!(human_seconds(443.8e-6), "443.8 µs");
+//! ```
+
+pub mod analysis;
+pub mod hardware;
+pub mod models;
+pub mod units;
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Output format of every command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Aligned terminal table with human units.
+    #[default]
+    Table,
+    /// JSON, numbers in base units (FLOP, bytes, seconds).
+    Json,
+    /// CSV, one row per item, numbers in base units.
+    Csv,
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "table" => Ok(Format::Table),
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            _ => Err(format!("unknown format `{s}`: use table, json or csv")),
+        }
+    }
+}
+
+/// A failure to write output (a closed pipe, a full disk).
+#[derive(Debug)]
+pub struct WriteError(pub String);
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot write output: {}", self.0)
+    }
+}
+impl std::error::Error for WriteError {}
+impl From<std::io::Error> for WriteError {
+    fn from(e: std::io::Error) -> Self {
+        WriteError(e.to_string())
+    }
+}
+impl From<serde_json::Error> for WriteError {
+    fn from(e: serde_json::Error) -> Self {
+        WriteError(e.to_string())
+    }
+}
+impl From<csv::Error> for WriteError {
+    fn from(e: csv::Error) -> Self {
+        WriteError(e.to_string())
+    }
+}
+
+/// A table with the project's look: no borders but a header rule, columns right-aligned where
+/// they hold numbers.
+pub(crate) fn new_table(header: &[&str]) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::ASCII_BORDERS_ONLY_CONDENSED)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
+        .set_header(header.iter().copied());
+    t
+}
+
+/// Right-aligns columns `from..` of `table`.
+pub(crate) fn align_right_from(table: &mut comfy_table::Table, from: usize) {
+    let n = table.column_count();
+    for i in from..n {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! Rendering of `roofline models`: the embedded presets.
+
+use crate::analysis::model_json;
+use crate::{align_right_from, new_table, Format, WriteError};
+use roofline_core::model::Transformer;
+use serde_json::Value;
+use std::io::Write;
+
+/// One line per model: id, architecture, parameters, shapes.
+///
+/// # Errors
+/// A failed write.
+pub fn write_models(
+    models: &[Transformer],
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    match format {
+        Format::Json => {
+            let v: Vec<Value> = models.iter().map(model_json).collect();
+            serde_json::to_writer_pretty(&mut *out, &v)?;
+            writeln!(out)?;
+        }
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record([
+                "name",
+                "architecture",
+                "parameters",
+                "hidden_size",
+                "num_hidden_layers",
+                "num_attention_heads",
+                "num_key_value_heads",
+                "head_dim",
+                "intermediate_size",
+                "vocab_size",
+            ])?;
+            for m in models {
+                w.write_record([
+                    m.name.clone(),
+                    m.architecture.clone(),
+                    m.parameters().to_string(),
+                    m.hidden.to_string(),
+                    m.layers.to_string(),
+                    m.heads.to_string(),
+                    m.kv_heads.to_string(),
+                    m.head_dim.to_string(),
+                    m.intermediate.to_string(),
+                    m.vocab.to_string(),
+                ])?;
+            }
+            w.flush()?;
+        }
+        Format::Table => {
+            let mut t = new_table(&[
+                "preset",
+                "architecture",
+                "parameters",
+                "layers",
+                "hidden",
+                "heads",
+                "kv heads",
+                "head dim",
+                "ffn",
+                "vocab",
+            ]);
+            for m in models {
+                t.add_row(vec![
+                    m.name.clone(),
+                    m.architecture.clone(),
+                    format!("{}", m.parameters()),
+                    m.layers.to_string(),
+                    m.hidden.to_string(),
+                    m.heads.to_string(),
+                    m.kv_heads.to_string(),
+                    m.head_dim.to_string(),
+                    m.intermediate.to_string(),
+                    m.vocab.to_string(),
+                ]);
+            }
+            align_right_from(&mut t, 2);
+            writeln!(out, "{t}")?;
+        }
+    }
+    Ok(())
+}
