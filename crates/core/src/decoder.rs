@@ -3,7 +3,7 @@
 //! Per block, in forward order (Hugging Face `LlamaDecoderLayer`): input_layernorm, q_proj,
 //! k_proj, v_proj, rotary_emb, kv_cache_write, attention (qk_matmul, softmax, sv_matmul; or one
 //! fused `attention`), o_proj, attn_residual_add, post_attention_layernorm, gate_proj, up_proj,
-//! act_mul, down_proj, mlp_residual_add. Once per model: embed_tokens, norm, lm_head (on the last
+//! act_fn, act_mul, down_proj, mlp_residual_add. Once per model: embed_tokens, norm, lm_head (on the last
 //! position of each sequence).
 //!
 //! Notation: B batch, s tokens per sequence in this pass, T = B·s, L keys per sequence
@@ -264,18 +264,32 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
             let wu = gr.tensor("up_proj.weight", df * ff + mlp_bias_elems(ff), w, Weight);
             let gate = gr.tensor("gate", tf * ff, a, Act);
             let up = gr.tensor("up", tf * ff, a, Act);
+            let gate_act = gr.tensor("gate_act", tf * ff, a, Act);
             gr.node("gate_proj", Layer, linear(t, f, d, mb), &[x3, wg], &[gate]);
             gr.node("up_proj", Layer, linear(t, f, d, mb), &[x3, wu], &[up]);
+            // Eager PyTorch runs `act_fn(gate) * up` as two kernels.
+            gr.node(
+                "act_fn",
+                Layer,
+                Op::Elementwise(Elementwise {
+                    elements: t * f,
+                    inputs: 1,
+                    flops_per_element: act_flops,
+                    precision: a,
+                }),
+                &[gate],
+                &[gate_act],
+            );
             gr.node(
                 "act_mul",
                 Layer,
                 Op::Elementwise(Elementwise {
                     elements: t * f,
                     inputs: 2,
-                    flops_per_element: act_flops + MUL_FLOPS_PER_ELEMENT,
+                    flops_per_element: MUL_FLOPS_PER_ELEMENT,
                     precision: a,
                 }),
-                &[gate, up],
+                &[gate_act, up],
                 &[hidden_act],
             );
         }
@@ -284,7 +298,7 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
             let up = gr.tensor("up", tf * ff, a, Act);
             gr.node("up_proj", Layer, linear(t, f, d, mb), &[x3, w1], &[up]);
             gr.node(
-                "act",
+                "act_fn",
                 Layer,
                 Op::Elementwise(Elementwise {
                     elements: t * f,

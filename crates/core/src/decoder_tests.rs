@@ -42,7 +42,7 @@ fn cost(g: &OpGraph, name: &str) -> Cost {
         .cost()
 }
 
-const NAMES_UNFUSED: [&str; 19] = [
+const NAMES_UNFUSED: [&str; 20] = [
     "embed_tokens",
     "input_layernorm",
     "q_proj",
@@ -58,6 +58,7 @@ const NAMES_UNFUSED: [&str; 19] = [
     "post_attention_layernorm",
     "gate_proj",
     "up_proj",
+    "act_fn",
     "act_mul",
     "down_proj",
     "mlp_residual_add",
@@ -107,11 +108,14 @@ fn kv_traffic_uses_kv_heads() {
 fn activation_before_down_is_intermediate_wide() {
     // Llama-2-7B prefill 2048: act_mul over 2048 × 11008 elements, down_proj reads them.
     let g = build_graph(&llama2_7b(), &wl(Stage::Prefill, 1, 2048, false));
-    let act = cost(&g, "act_mul");
     let e = 2048.0 * 11008.0;
-    assert_eq!(act.bytes_read.get(), 2.0 * e * 2.0);
-    assert_eq!(act.bytes_written.get(), e * 2.0);
-    assert_eq!(act.flops.get(), e * (3.0 + 1.0)); // SiLU 3 + multiply 1
+    let silu = cost(&g, "act_fn");
+    assert_eq!(silu.bytes_read.get(), e * 2.0);
+    assert_eq!(silu.flops.get(), e * 3.0); // SiLU: exp, add, divide
+    let mul = cost(&g, "act_mul");
+    assert_eq!(mul.bytes_read.get(), 2.0 * e * 2.0);
+    assert_eq!(mul.bytes_written.get(), e * 2.0);
+    assert_eq!(mul.flops.get(), e);
     let down = cost(&g, "down_proj");
     assert_eq!(down.bytes_read.get(), (e + 11008.0 * 4096.0) * 2.0);
 }
@@ -206,8 +210,8 @@ fn totals_are_the_sum_of_rows() {
         .sum();
     assert_eq!(a.totals.cost.flops.get(), flops);
     assert!((a.totals.time.get() - time).abs() < 1e-12);
-    // 17 kernels per block (unfused attention) × 32 + embedding, final norm, lm_head.
-    assert_eq!(a.totals.kernels, 17 * 32 + 3);
+    // 18 kernels per block (unfused attention) × 32 + embedding, final norm, lm_head.
+    assert_eq!(a.totals.kernels, 18 * 32 + 3);
 }
 
 proptest! {

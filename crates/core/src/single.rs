@@ -1,0 +1,297 @@
+//! One operator on one chip, outside any model: what `roofline op` analyses.
+//!
+//! An operator is given by its shapes ([`crate::ops::Op`]); attention is expanded here into the
+//! kernels it runs as ([`AttentionSpec::kernels`]): one fused FlashAttention kernel, or the
+//! three kernels of eager attention (QKᵀ, softmax with scale and mask, S·V), exactly as the
+//! decoder graph builds them ([`crate::decoder`]). Each kernel is placed on the roofline with the
+//! peak that applies to it ([`crate::analysis::peak_for`]).
+
+use crate::analysis::{peak_for, OpRow};
+use crate::device::{Device, DeviceError};
+use crate::graph::Scope;
+use crate::ops::{BatchedMatmul, FlashAttention, Op, Softmax};
+use crate::precision::Precision;
+use crate::roofline::{Bound, Roof, RooflinePoint};
+use crate::units::Seconds;
+use serde::Serialize;
+use std::fmt;
+
+/// A shape field that cannot be used, naming the flag that set it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeError {
+    /// The flag at fault (`--kv-heads`).
+    pub field: &'static str,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.field, self.message)
+    }
+}
+impl std::error::Error for ShapeError {}
+
+/// Attention over `batch` sequences with `heads` query heads sharing `kv_heads` key/value heads
+/// of `head_dim` elements, `q_len` queries attending to `kv_len` keys per sequence.
+///
+/// - `fused`: one [`FlashAttention`] kernel (causal pairs only, when `causal`; scores never reach
+///   main memory; K and V read once).
+/// - not fused: [`BatchedMatmul`] QKᵀ (`qk_matmul`: batch·heads products of q_len × head_dim by
+///   head_dim × kv_len, `heads / kv_heads` query heads sharing one K), [`Softmax`] with scale and
+///   mask (`softmax`: batch·heads·q_len rows of kv_len) and S·V (`sv_matmul`). Eager attention
+///   computes every score, masked or not (Hugging Face `eager_attention_forward`), so `causal`
+///   does not change its cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AttentionSpec {
+    /// Sequences.
+    pub batch: u64,
+    /// Query heads.
+    pub heads: u64,
+    /// Key/value heads (a divisor of `heads`).
+    pub kv_heads: u64,
+    /// Elements per head.
+    pub head_dim: u64,
+    /// Queries per sequence.
+    pub q_len: u64,
+    /// Keys per sequence.
+    pub kv_len: u64,
+    /// Causal mask.
+    pub causal: bool,
+    /// One fused kernel (FlashAttention) instead of three.
+    pub fused: bool,
+    /// Precision of Q, scores, output and the computation.
+    pub act: Precision,
+    /// Precision of K and V.
+    pub kv: Precision,
+}
+
+impl AttentionSpec {
+    /// Checks that every size is positive and `kv_heads` divides `heads`.
+    ///
+    /// # Errors
+    /// A [`ShapeError`] naming the flag.
+    pub fn validate(&self) -> Result<(), ShapeError> {
+        for (field, v) in [
+            ("--batch", self.batch),
+            ("--heads", self.heads),
+            ("--kv-heads", self.kv_heads),
+            ("--head-dim", self.head_dim),
+            ("--q-len", self.q_len),
+            ("--kv-len", self.kv_len),
+        ] {
+            if v == 0 {
+                return Err(ShapeError {
+                    field,
+                    message: "must be at least 1".into(),
+                });
+            }
+        }
+        if self.heads % self.kv_heads != 0 {
+            return Err(ShapeError {
+                field: "--kv-heads",
+                message: format!(
+                    "{} key/value heads do not divide {} query heads evenly; grouped-query \
+                     attention needs heads to be a multiple of kv-heads",
+                    self.kv_heads, self.heads
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The kernels this attention runs as, with their names: `attention` when fused, else
+    /// `qk_matmul`, `softmax`, `sv_matmul`.
+    pub fn kernels(&self) -> Vec<(&'static str, Op)> {
+        let a = self.act;
+        if self.fused {
+            return vec![(
+                "attention",
+                Op::FlashAttention(FlashAttention {
+                    batch: self.batch,
+                    heads: self.heads,
+                    kv_heads: self.kv_heads,
+                    head_dim: self.head_dim,
+                    q_len: self.q_len,
+                    kv_len: self.kv_len,
+                    causal: self.causal,
+                    block_q: None,
+                    act: a,
+                    kv: self.kv,
+                }),
+            )];
+        }
+        let bmm = |m: u64, n: u64, k: u64| {
+            Op::BatchedMatmul(BatchedMatmul {
+                batch: self.batch * self.heads,
+                shared: self.heads / self.kv_heads.max(1),
+                m,
+                n,
+                k,
+                a,
+                b: self.kv,
+                c: a,
+                compute: a,
+            })
+        };
+        vec![
+            ("qk_matmul", bmm(self.q_len, self.kv_len, self.head_dim)),
+            (
+                "softmax",
+                Op::Softmax(Softmax {
+                    rows: self.batch * self.heads * self.q_len,
+                    cols: self.kv_len,
+                    scale_mask: true,
+                    precision: a,
+                }),
+            ),
+            ("sv_matmul", bmm(self.q_len, self.head_dim, self.kv_len)),
+        ]
+    }
+}
+
+/// Places each named kernel on `device`'s roofline, as [`crate::analysis::evaluate_graph`] does
+/// for a graph: the peak that applies ([`peak_for`], with `act` as the fallback precision for
+/// vector work), main-memory bandwidth, one execution each (`count` 1, scope
+/// [`Scope::Model`]).
+///
+/// # Errors
+/// A [`DeviceError`] when the chip has no peak for the precision a kernel computes in, or no
+/// main-memory bandwidth.
+pub fn evaluate_ops(
+    kernels: &[(&'static str, Op)],
+    device: &Device,
+    act: Precision,
+) -> Result<Vec<OpRow>, DeviceError> {
+    let bandwidth = device.bandwidth()?;
+    kernels
+        .iter()
+        .map(|(name, op)| {
+            let compute = op.compute();
+            let peak = peak_for(device, compute, act)?;
+            let cost = op.cost();
+            Ok(OpRow {
+                name,
+                kind: op.kind(),
+                scope: Scope::Model,
+                count: 1,
+                cost,
+                compute,
+                peak,
+                point: Roof { peak, bandwidth }.evaluate(&cost),
+                launch_overhead: device.launch_overhead.value,
+            })
+        })
+        .collect()
+}
+
+/// How far a kernel sits from the ridge point, as a factor ≥ 1 and a side.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RidgeDistance {
+    /// ridge / intensity when memory-bound (how many times the intensity must grow to reach the
+    /// ridge), intensity / ridge when compute-bound. Infinite for a kernel with no FLOPs.
+    pub factor: f64,
+    /// The side of the ridge the kernel is on.
+    pub bound: Bound,
+}
+
+impl RidgeDistance {
+    /// The distance of `point` from its ridge.
+    pub fn of(point: &RooflinePoint) -> Self {
+        let (i, r) = (point.intensity.get(), point.ridge.get());
+        let factor = match point.bound {
+            Bound::Memory if i > 0.0 => r / i,
+            Bound::Memory => f64::INFINITY,
+            Bound::Compute if r > 0.0 => i / r,
+            Bound::Compute => f64::INFINITY,
+        };
+        Self {
+            factor,
+            bound: point.bound,
+        }
+    }
+}
+
+/// The sum of several kernels run back to back (unfused attention): Σ cost, Σ time.
+pub fn total_time(rows: &[OpRow]) -> Seconds {
+    rows.iter().map(|r| r.point.time * r.count as f64).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::tests::h100_sxm;
+    use crate::ops::Gemm;
+
+    #[test]
+    fn square_gemm_on_h100_is_compute_bound_by_n_over_3_over_ridge() {
+        // AI = 4096/3 = 1365.33; ridge = 989.5/3.35 = 295.37; distance 4.622×.
+        let rows = evaluate_ops(
+            &[(
+                "gemm",
+                Op::Gemm(Gemm::uniform(4096, 4096, 4096, Precision::Bf16)),
+            )],
+            &h100_sxm(),
+            Precision::Bf16,
+        )
+        .unwrap();
+        let d = RidgeDistance::of(&rows[0].point);
+        assert_eq!(d.bound, Bound::Compute);
+        assert!((d.factor - (4096.0 / 3.0) / (989.5 / 3.35)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn unfused_attention_is_three_kernels_with_gqa_sharing() {
+        let spec = AttentionSpec {
+            batch: 1,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            q_len: 1,
+            kv_len: 4096,
+            causal: true,
+            fused: false,
+            act: Precision::Bf16,
+            kv: Precision::Bf16,
+        };
+        let k = spec.kernels();
+        let names: Vec<&str> = k.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["qk_matmul", "softmax", "sv_matmul"]);
+        // QKᵀ: 2·32·1·4096·128 FLOP; reads Q 32·128·2 and K 8·4096·128·2.
+        let c = k[0].1.cost();
+        assert_eq!(c.flops.get(), 2.0 * 32.0 * 4096.0 * 128.0);
+        assert_eq!(
+            c.bytes_read.get(),
+            32.0 * 128.0 * 2.0 + 8.0 * 4096.0 * 128.0 * 2.0
+        );
+        let fused = AttentionSpec {
+            fused: true,
+            ..spec
+        };
+        assert_eq!(fused.kernels().len(), 1);
+    }
+
+    #[test]
+    fn kv_heads_must_divide_heads() {
+        let spec = AttentionSpec {
+            batch: 1,
+            heads: 32,
+            kv_heads: 5,
+            head_dim: 128,
+            q_len: 1,
+            kv_len: 1,
+            causal: false,
+            fused: true,
+            act: Precision::Bf16,
+            kv: Precision::Bf16,
+        };
+        let e = spec.validate().unwrap_err();
+        assert_eq!(e.field, "--kv-heads");
+        let zero = AttentionSpec {
+            head_dim: 0,
+            kv_heads: 8,
+            ..spec
+        };
+        assert_eq!(zero.validate().unwrap_err().field, "--head-dim");
+    }
+}
