@@ -28,6 +28,7 @@ pub mod analysis;
 pub mod cited;
 pub mod decoder;
 pub mod device;
+pub mod fusion;
 pub mod graph;
 pub mod model;
 pub mod ops;
