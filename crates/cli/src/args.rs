@@ -22,6 +22,8 @@ pub enum Command {
     },
     /// List the embedded model presets.
     Models(FormatArg),
+    /// Price a user-named chain of operators as separate kernels and as one fused kernel.
+    Fuse(FuseArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -68,6 +70,28 @@ pub enum StageArg {
     Both,
 }
 
+fn parse_preset(s: &str) -> Result<roofline_core::fusion::Preset, String> {
+    s.parse()
+}
+
+/// A short duration: a number with an optional unit s, ms, us, µs or ns (seconds by default).
+pub fn parse_duration_small(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, scale) = [("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("ns", 1e-9), ("s", 1.0)]
+        .iter()
+        .find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k)))
+        .unwrap_or((t, 1.0));
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration: use e.g. 5us, 0.01ms or 5e-6"))?;
+    let secs = v * scale;
+    if !secs.is_finite() || !(0.0..=1.0).contains(&secs) {
+        return Err(format!("`{s}` must be between 0 and 1 s"));
+    }
+    Ok(secs)
+}
+
 fn parse_precision(s: &str) -> Result<Precision, String> {
     s.parse::<Precision>().map_err(|e| e.to_string())
 }
@@ -104,6 +128,42 @@ pub struct AnalyzeArgs {
     /// Attention as one fused FlashAttention kernel instead of QKᵀ, softmax and S·V.
     #[arg(long)]
     pub flash_attention: bool,
+    /// Also report kernel fusion: eager (every operator its own kernel), compiled
+    /// (torch.compile-like) or max (every rule), before and after.
+    #[arg(long, value_parser = parse_preset)]
+    pub fusion: Option<roofline_core::fusion::Preset>,
+    /// Launch overhead per kernel, overriding the chip file's (`7us`, `0.5ms`, `5e-6`; seconds
+    /// when no unit is given).
+    #[arg(long, value_parser = parse_duration_small)]
+    pub launch_overhead: Option<f64>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+#[derive(Debug, Args)]
+pub struct FuseArgs {
+    /// Operators in order, comma-separated: rmsnorm, layernorm, linear, silu, gelu, relu.
+    /// Linears alternate hidden → intermediate → hidden.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub chain: Vec<String>,
+    /// Tokens T (rows of every tensor).
+    #[arg(long)]
+    pub tokens: u64,
+    /// Hidden size d.
+    #[arg(long)]
+    pub hidden: u64,
+    /// Intermediate size f.
+    #[arg(long)]
+    pub intermediate: u64,
+    /// Precision of every tensor.
+    #[arg(long, default_value = "bf16", value_parser = parse_precision)]
+    pub precision: Precision,
+    /// Chip id or chip file.
+    #[arg(long, default_value = "h100-sxm")]
+    pub hardware: String,
+    /// Launch overhead per kernel, overriding the chip file's.
+    #[arg(long, value_parser = parse_duration_small)]
+    pub launch_overhead: Option<f64>,
     #[command(flatten)]
     pub format: FormatArg,
 }

@@ -12,6 +12,7 @@
 //! ```
 
 pub mod analysis;
+pub mod fusion;
 pub mod hardware;
 pub mod models;
 pub mod units;

@@ -11,7 +11,13 @@ use std::io::Write;
 
 pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let model = load_model(&a.model)?;
-    let device = find_device(&a.hardware)?;
+    let mut device = find_device(&a.hardware)?;
+    if let Some(l) = a.launch_overhead {
+        device.launch_overhead = roofline_core::cited::Cited::new(
+            roofline_core::units::Seconds(l),
+            "--launch-overhead",
+        );
+    }
     let precisions = Precisions {
         weight: a.weight_precision.unwrap_or(a.precision),
         act: a.precision,
@@ -41,6 +47,29 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
         device: &device,
         stages: &analyses,
     };
+    if let Some(preset) = a.fusion {
+        let fusion = analyses
+            .iter()
+            .map(|s| {
+                let graph = roofline_core::decoder::build_graph(&model, &s.workload);
+                roofline_core::fusion::compare_preset(
+                    &graph,
+                    preset,
+                    precisions.act,
+                    &device,
+                    device.launch_overhead.value,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(roofline_core::analysis::AnalysisError::from)?;
+        roofline_report::fusion::write_analysis_with_fusion(
+            &report,
+            &fusion,
+            a.format.format.into(),
+            out,
+        )?;
+        return Ok(());
+    }
     write_analysis(&report, a.format.format.into(), out)?;
     Ok(())
 }

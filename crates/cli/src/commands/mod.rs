@@ -1,6 +1,7 @@
 //! One function per command: typed flags in, library calls, a writer out.
 
 mod analyze;
+mod fuse;
 mod hardware;
 
 use crate::args::{Cli, Command};
@@ -13,5 +14,6 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Analyze(a) => analyze::run(&a, out),
         Command::Hardware { command } => hardware::run(command, out),
         Command::Models(f) => hardware::models(f.format.into(), out),
+        Command::Fuse(a) => fuse::run(&a, out),
     }
 }

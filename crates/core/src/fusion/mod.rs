@@ -16,11 +16,13 @@
 //! norm, lm_head) stay as they are.
 
 mod chain;
+mod compare;
 mod plan;
 mod rules;
 pub mod tile;
 
 pub use chain::{chain_graph, ChainError, ChainSpec};
+pub use compare::{compare_chain, compare_preset, ChainCompareError, ChainComparison, FusionComparison, Regime};
 pub use plan::{evaluate_plan, plan, plan_chain, FusionPlan, FusionSummary, Kernel, Rejected};
 pub use rules::{Preset, Rule};
 

@@ -1,0 +1,247 @@
+//! Rendering of fusion: `roofline analyze --fusion PRESET` and `roofline fuse --chain`.
+
+use crate::units::{human_bytes, human_flops, human_seconds};
+use crate::{align_right_from, new_table, Format, WriteError};
+use roofline_core::fusion::{ChainComparison, FusionComparison, FusionSummary, Regime};
+use roofline_core::workload::Stage;
+use serde_json::{json, Value};
+use std::io::Write;
+
+fn regime_text(r: Regime) -> &'static str {
+    match r {
+        Regime::Launches => "launch-bound: the saving is mostly kernel launches (decode at small batch: each kernel is tiny)",
+        Regime::Bytes => "bandwidth: the saving is mostly HBM bytes (large memory-bound intermediates, as in prefill)",
+        Regime::None => "nothing fused",
+    }
+}
+
+fn summary_json(s: &FusionSummary) -> Value {
+    json!({
+        "kernels_per_layer": s.kernels_per_layer,
+        "bytes_read_per_layer": s.cost_per_layer.bytes_read.get(),
+        "bytes_written_per_layer": s.cost_per_layer.bytes_written.get(),
+        "time_per_layer_s": s.time_per_layer.get(),
+        "kernels": s.kernels,
+        "flops": s.cost.flops.get(),
+        "bytes_read": s.cost.bytes_read.get(),
+        "bytes_written": s.cost.bytes_written.get(),
+        "time_s": s.time.get(),
+        "launch_overhead_s": s.launch_overhead.get(),
+        "time_with_launch_s": s.time_with_launch().get(),
+    })
+}
+
+/// A preset's comparison as JSON (kernels, tiles, rejected fusions, before and after).
+pub fn comparison_json(c: &FusionComparison) -> Value {
+    json!({
+        "preset": c.preset,
+        "before": summary_json(&c.before),
+        "after": summary_json(&c.after),
+        "speedup": c.speedup,
+        "launch_saved_s": c.launch_saved.get(),
+        "roofline_saved_s": c.roofline_saved.get(),
+        "regime": c.regime,
+        "kernels": c.plan.kernels.iter().zip(&c.after.points).map(|(k, p)| json!({
+            "name": k.name,
+            "scope": k.scope,
+            "rules": k.rules.iter().map(|r| r.name()).collect::<Vec<_>>(),
+            "flops": k.cost.flops.get(),
+            "bytes_read": k.cost.bytes_read.get(),
+            "bytes_written": k.cost.bytes_written.get(),
+            "arithmetic_intensity": p.intensity.get(),
+            "bound": p.bound,
+            "time_s": p.time.get(),
+            "tile": k.tile.as_ref().map(|t| json!({"tile": t.tile, "working_set_bytes": t.working_set.get(), "fits": t.fits})),
+        })).collect::<Vec<_>>(),
+        "rejected": c.plan.rejected.iter().map(|r| json!({"rule": r.rule.name(), "nodes": r.nodes, "reason": r.reason})).collect::<Vec<_>>(),
+    })
+}
+
+fn before_after_table(before: &FusionSummary, after: &FusionSummary, per_layer: bool) -> comfy_table::Table {
+    let mut t = new_table(&["", "kernels", "HBM read", "HBM written", "time", "launch", "time + launch"]);
+    for (label, s) in [("before", before), ("after", after)] {
+        if per_layer {
+            t.add_row(vec![
+                format!("{label}, per layer"),
+                s.kernels_per_layer.to_string(),
+                human_bytes(s.cost_per_layer.bytes_read.get()),
+                human_bytes(s.cost_per_layer.bytes_written.get()),
+                human_seconds(s.time_per_layer.get()),
+                String::new(),
+                String::new(),
+            ]);
+        } else {
+            t.add_row(vec![
+                format!("{label}, forward pass"),
+                s.kernels.to_string(),
+                human_bytes(s.cost.bytes_read.get()),
+                human_bytes(s.cost.bytes_written.get()),
+                human_seconds(s.time.get()),
+                human_seconds(s.launch_overhead.get()),
+                human_seconds(s.time_with_launch().get()),
+            ]);
+        }
+    }
+    align_right_from(&mut t, 1);
+    t
+}
+
+/// Writes the fusion section of one stage as a table.
+///
+/// # Errors
+/// A failed write.
+pub fn write_comparison_table(stage: Stage, c: &FusionComparison, out: &mut dyn Write) -> Result<(), WriteError> {
+    writeln!(out, "\nfusion · {stage} · preset `{}` (eager = every operator its own kernel)", c.preset.name())?;
+    let mut k = new_table(&["kernel", "rules", "FLOPs", "HBM bytes", "AI (FLOP/B)", "bound", "time", "tile (on chip)"]);
+    for (kern, p) in c.plan.kernels.iter().zip(&c.after.points) {
+        k.add_row(vec![
+            kern.name.clone(),
+            kern.rules.iter().map(|r| r.name()).collect::<Vec<_>>().join(", "),
+            human_flops(kern.cost.flops.get()),
+            human_bytes(kern.cost.bytes().get()),
+            crate::units::human_intensity(p.intensity.get()),
+            p.bound.to_string(),
+            human_seconds(p.time.get()),
+            kern.tile.as_ref().map(|t| format!("{} ({} B{})", t.tile, t.working_set.get(), if t.fits { "" } else { ", does not fit" })).unwrap_or_default(),
+        ]);
+    }
+    align_right_from(&mut k, 2);
+    writeln!(out, "{k}")?;
+    writeln!(out, "{}", before_after_table(&c.before, &c.after, true))?;
+    writeln!(out, "{}", before_after_table(&c.before, &c.after, false))?;
+    for r in &c.plan.rejected {
+        writeln!(out, "not applied: {} on {}: {}", r.rule.name(), r.nodes.join("+"), r.reason)?;
+    }
+    writeln!(
+        out,
+        "speedup {:.2}× · launches saved {} · roofline time saved {} · regime: {}",
+        c.speedup,
+        human_seconds(c.launch_saved.get()),
+        human_seconds(c.roofline_saved.get()),
+        regime_text(c.regime)
+    )?;
+    Ok(())
+}
+
+/// Writes `roofline fuse --chain`.
+///
+/// # Errors
+/// A failed write.
+pub fn write_chain(c: &ChainComparison, precision_bytes: f64, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+    match format {
+        Format::Json => {
+            let v = json!({
+                "chain": c.labels,
+                "separate": summary_json(&c.separate),
+                "fused": summary_json(&c.fused),
+                "feasible": c.feasible,
+                "tile": {"tile": c.tile.tile, "working_set_bytes": c.tile.working_set.get(),
+                          "capacity_bytes": c.tile.capacity.map(|x| x.get()), "fits": c.tile.fits},
+                "speedup": c.speedup,
+                "regime": c.regime,
+                "bytes_saved": c.separate.cost.bytes().get() - c.fused.cost.bytes().get(),
+            });
+            serde_json::to_writer_pretty(&mut *out, &v)?;
+            writeln!(out)?;
+        }
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record(["version", "kernels", "flops", "bytes_read", "bytes_written", "time_s", "launch_overhead_s", "time_with_launch_s", "feasible"])?;
+            for (label, s, ok) in [("separate", &c.separate, true), ("fused", &c.fused, c.feasible)] {
+                w.write_record([
+                    label.to_string(), s.kernels.to_string(), s.cost.flops.get().to_string(),
+                    s.cost.bytes_read.get().to_string(), s.cost.bytes_written.get().to_string(),
+                    s.time.get().to_string(), s.launch_overhead.get().to_string(),
+                    s.time_with_launch().get().to_string(), ok.to_string(),
+                ])?;
+            }
+            w.flush()?;
+        }
+        Format::Table => {
+            writeln!(out, "chain: {} ({} B per element)", c.labels.join(" → "), precision_bytes)?;
+            let mut t = new_table(&["version", "kernels", "FLOPs", "HBM read", "HBM written", "HBM bytes", "time", "launch", "time + launch"]);
+            for (label, s) in [("separate kernels", &c.separate), ("one fused kernel", &c.fused)] {
+                t.add_row(vec![
+                    label.to_string(), s.kernels.to_string(), human_flops(s.cost.flops.get()),
+                    human_bytes(s.cost.bytes_read.get()), human_bytes(s.cost.bytes_written.get()),
+                    human_bytes(s.cost.bytes().get()), human_seconds(s.time.get()),
+                    human_seconds(s.launch_overhead.get()), human_seconds(s.time_with_launch().get()),
+                ]);
+            }
+            align_right_from(&mut t, 1);
+            writeln!(out, "{t}")?;
+            let saved = c.separate.cost.bytes().get() - c.fused.cost.bytes().get();
+            writeln!(
+                out,
+                "saving: {} of HBM traffic ({:.1}%), {} launches; speedup {:.2}× ({})",
+                human_bytes(saved),
+                saved / c.separate.cost.bytes().get() * 100.0,
+                c.separate.kernels - c.fused.kernels,
+                c.speedup,
+                regime_text(c.regime)
+            )?;
+            let cap = c.tile.capacity.map(|x| human_bytes(x.get())).unwrap_or_else(|| "unknown".into());
+            writeln!(
+                out,
+                "on chip: {} → working set {} against {} of shared memory per SM: {}",
+                c.tile.tile,
+                human_bytes(c.tile.working_set.get()),
+                cap,
+                if c.feasible { "fits: the fusion applies" } else { "does NOT fit: the fusion is infeasible on this chip and not applied" }
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes `roofline analyze --fusion`: the analysis, then per stage the fusion comparison. JSON
+/// adds a `fusion` object to each stage; CSV writes one row per fused kernel instead of per
+/// operator (columns `stage, preset, kernel, rules, flops, bytes_read, bytes_written, time_s`).
+///
+/// # Errors
+/// A failed write.
+pub fn write_analysis_with_fusion(
+    report: &crate::analysis::AnalyzeReport<'_>,
+    fusion: &[FusionComparison],
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    match format {
+        Format::Table => {
+            crate::analysis::write_analysis(report, Format::Table, out)?;
+            for (s, c) in report.stages.iter().zip(fusion) {
+                write_comparison_table(s.workload.stage, c, out)?;
+            }
+        }
+        Format::Json => {
+            let mut v = crate::analysis::to_json(report);
+            if let Some(stages) = v["stages"].as_array_mut() {
+                for (s, c) in stages.iter_mut().zip(fusion) {
+                    s["fusion"] = comparison_json(c);
+                }
+            }
+            serde_json::to_writer_pretty(&mut *out, &v)?;
+            writeln!(out)?;
+        }
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record(["stage", "preset", "kernel", "rules", "flops", "bytes_read", "bytes_written", "time_s"])?;
+            for (s, c) in report.stages.iter().zip(fusion) {
+                for (k, p) in c.plan.kernels.iter().zip(&c.after.points) {
+                    w.write_record([
+                        s.workload.stage.to_string(),
+                        c.preset.name().to_string(),
+                        k.name.clone(),
+                        k.rules.iter().map(|r| r.name()).collect::<Vec<_>>().join(";"),
+                        k.cost.flops.get().to_string(),
+                        k.cost.bytes_read.get().to_string(),
+                        k.cost.bytes_written.get().to_string(),
+                        p.time.get().to_string(),
+                    ])?;
+                }
+            }
+            w.flush()?;
+        }
+    }
+    Ok(())
+}
