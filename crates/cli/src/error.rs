@@ -11,6 +11,8 @@ pub enum Kind {
     BadInput,
     /// A fault of ours or of the environment: exit code 1.
     Internal,
+    /// The reader closed the pipe (`| head`): exit 0 quietly.
+    BrokenPipe,
 }
 
 impl Kind {
@@ -19,6 +21,7 @@ impl Kind {
         match self {
             Kind::BadInput => 2,
             Kind::Internal => 1,
+            Kind::BrokenPipe => 0,
         }
     }
 }
@@ -63,7 +66,11 @@ impl From<AnalysisError> for CliError {
 impl From<WriteError> for CliError {
     fn from(e: WriteError) -> Self {
         Self {
-            kind: Kind::Internal,
+            kind: if e.is_broken_pipe() {
+                Kind::BrokenPipe
+            } else {
+                Kind::Internal
+            },
             message: e.to_string(),
             hint: None,
         }

@@ -7,6 +7,7 @@
 mod args;
 mod commands;
 mod error;
+mod output;
 
 use clap::Parser;
 use std::io::Write;
@@ -18,6 +19,7 @@ fn main() -> ExitCode {
     let mut out = stdout.lock();
     match commands::run(cli, &mut out) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind == error::Kind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             let _ = out.flush();
             let mut err = std::io::stderr().lock();

@@ -67,12 +67,19 @@ pub struct MemoryFootprint {
     pub largest_activation: Bytes,
     /// Its name.
     pub largest_activation_name: &'static str,
+    /// The chip's main-memory capacity, if known.
+    pub capacity: Option<Bytes>,
 }
 
 impl MemoryFootprint {
     /// Weights + KV cache + the largest activation.
     pub fn total(&self) -> Bytes {
         self.weights + self.kv_cache + self.largest_activation
+    }
+
+    /// Whether the total fits in the chip's memory (`None` when the capacity is unknown).
+    pub fn fits(&self) -> Option<bool> {
+        self.capacity.map(|c| self.total() <= c)
     }
 }
 
@@ -87,6 +94,9 @@ pub struct StageAnalysis {
     pub totals: Totals,
     /// Memory footprint.
     pub memory: MemoryFootprint,
+    /// Caveats a reader must see: the model does not fit, the context exceeds what the model
+    /// was trained for.
+    pub warnings: Vec<String>,
 }
 
 /// Why an analysis could not be made.
@@ -189,6 +199,7 @@ pub fn memory_footprint(
         kv_cache: Bytes(kv),
         largest_activation: largest.map(|t| t.bytes).unwrap_or(Bytes::ZERO),
         largest_activation_name: largest.map(|t| t.name).unwrap_or(""),
+        capacity: None,
     }
 }
 
@@ -206,10 +217,30 @@ pub fn analyze(
     workload.validate().map_err(AnalysisError::Workload)?;
     let graph = build_graph(model, workload);
     let (rows, totals) = evaluate_graph(&graph, workload, device)?;
+    let mut memory = memory_footprint(model, workload, &graph);
+    memory.capacity = device.capacity();
+    let mut warnings = Vec::new();
+    if memory.fits() == Some(false) {
+        warnings.push(format!(
+            "weights + KV cache + largest activation need {:.3e} B, more than the chip's {:.3e} B: \
+             this does not run on one chip as configured (shard it, or lower batch, context or precision)",
+            memory.total().get(),
+            device.capacity().map(|c| c.get()).unwrap_or(0.0)
+        ));
+    }
+    if let Some(max) = model.max_position_embeddings {
+        let needed = workload.kv_len();
+        if needed > max {
+            warnings.push(format!(
+                "{needed} tokens per sequence exceed the model's max_position_embeddings ({max})"
+            ));
+        }
+    }
     Ok(StageAnalysis {
         workload: *workload,
         rows,
         totals,
-        memory: memory_footprint(model, workload, &graph),
+        memory,
+        warnings,
     })
 }

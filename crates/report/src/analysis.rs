@@ -154,6 +154,9 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
             m.largest_activation_name,
             human_bytes(m.total().get()),
         )?;
+        for w in &s.warnings {
+            writeln!(out, "warning: {w}")?;
+        }
     }
     Ok(())
 }
@@ -264,7 +267,9 @@ pub fn to_json(r: &AnalyzeReport<'_>) -> Value {
                     "largest_activation_bytes": s.memory.largest_activation.get(),
                     "largest_activation": s.memory.largest_activation_name,
                     "total_bytes": s.memory.total().get(),
+                    "fits_on_chip": s.memory.fits(),
                 },
+                "warnings": s.warnings,
             })
         })
         .collect();

@@ -46,7 +46,14 @@ impl FromStr for Format {
 
 /// A failure to write output (a closed pipe, a full disk).
 #[derive(Debug)]
-pub struct WriteError(pub String);
+pub struct WriteError(pub String, pub bool);
+
+impl WriteError {
+    /// Whether the reader went away (`roofline … | head`): not a fault, nothing to report.
+    pub fn is_broken_pipe(&self) -> bool {
+        self.1
+    }
+}
 
 impl fmt::Display for WriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -56,17 +63,19 @@ impl fmt::Display for WriteError {
 impl std::error::Error for WriteError {}
 impl From<std::io::Error> for WriteError {
     fn from(e: std::io::Error) -> Self {
-        WriteError(e.to_string())
+        WriteError(e.to_string(), e.kind() == std::io::ErrorKind::BrokenPipe)
     }
 }
 impl From<serde_json::Error> for WriteError {
     fn from(e: serde_json::Error) -> Self {
-        WriteError(e.to_string())
+        let pipe = e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe);
+        WriteError(e.to_string(), pipe)
     }
 }
 impl From<csv::Error> for WriteError {
     fn from(e: csv::Error) -> Self {
-        WriteError(e.to_string())
+        let pipe = matches!(e.kind(), csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe);
+        WriteError(e.to_string(), pipe)
     }
 }
 
