@@ -242,11 +242,25 @@ fn missing_precision_on_chip_is_bad_input() {
 fn a_model_that_does_not_fit_is_flagged() {
     // Llama-2-70B in bf16: 68,976,648,192 · 2 B = 137.95 GB of weights > 48 GB on the A6000.
     roofline()
-        .args(["analyze", "llama-2-70b", "--hardware", "a6000", "--stage", "decode"])
+        .args([
+            "analyze",
+            "llama-2-70b",
+            "--hardware",
+            "a6000",
+            "--stage",
+            "decode",
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("warning: weights + KV cache"));
-    let v = json_of(&["analyze", "llama-2-70b", "--hardware", "a6000", "--stage", "decode"]);
+    let v = json_of(&[
+        "analyze",
+        "llama-2-70b",
+        "--hardware",
+        "a6000",
+        "--stage",
+        "decode",
+    ]);
     assert_eq!(v["stages"][0]["memory"]["fits_on_chip"], false);
     // 8192 tokens exceed Llama-2's max_position_embeddings of 4096.
     roofline()

@@ -9,15 +9,30 @@ fn roofline() -> Command {
 }
 
 fn json(args: &[&str]) -> Value {
-    let out = roofline().args(args).args(["--format", "json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = roofline()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]
 fn analyze_fusion_presets_report_kernels_per_layer() {
     for (preset, kernels) in [("eager", 18), ("compiled", 13), ("max", 5)] {
-        let v = json(&["analyze", "llama-2-7b", "--hardware", "h100-sxm", "--fusion", preset]);
+        let v = json(&[
+            "analyze",
+            "llama-2-7b",
+            "--hardware",
+            "h100-sxm",
+            "--fusion",
+            preset,
+        ]);
         for s in v["stages"].as_array().unwrap() {
             let f = &s["fusion"];
             assert_eq!(f["before"]["kernels_per_layer"], 18);
@@ -37,8 +52,18 @@ fn analyze_fusion_presets_report_kernels_per_layer() {
 #[test]
 fn launch_overhead_override() {
     // Eager decode: 18·32 + 3 = 579 kernels × 7 µs.
-    let v = json(&["analyze", "--stage", "decode", "--fusion", "eager", "--launch-overhead", "7us"]);
-    let l = v["stages"][0]["fusion"]["before"]["launch_overhead_s"].as_f64().unwrap();
+    let v = json(&[
+        "analyze",
+        "--stage",
+        "decode",
+        "--fusion",
+        "eager",
+        "--launch-overhead",
+        "7us",
+    ]);
+    let l = v["stages"][0]["fusion"]["before"]["launch_overhead_s"]
+        .as_f64()
+        .unwrap();
     assert!((l - 579.0 * 7e-6).abs() < 1e-12);
     roofline()
         .args(["analyze", "--launch-overhead", "7 parsecs"])
@@ -49,19 +74,42 @@ fn launch_overhead_override() {
 #[test]
 fn seed_chain_bytes_and_feasibility() {
     let v = json(&[
-        "fuse", "--chain", "rmsnorm,linear,silu,linear", "--tokens", "2048", "--hidden", "4096",
-        "--intermediate", "11008", "--precision", "bf16", "--hardware", "h100-sxm",
+        "fuse",
+        "--chain",
+        "rmsnorm,linear,silu,linear",
+        "--tokens",
+        "2048",
+        "--hidden",
+        "4096",
+        "--intermediate",
+        "11008",
+        "--precision",
+        "bf16",
+        "--hardware",
+        "h100-sxm",
     ]);
     let (t, d, f, b) = (2048.0, 4096.0, 11008.0, 2.0);
-    let sep = v["separate"]["bytes_read"].as_f64().unwrap() + v["separate"]["bytes_written"].as_f64().unwrap();
-    let fused = v["fused"]["bytes_read"].as_f64().unwrap() + v["fused"]["bytes_written"].as_f64().unwrap();
+    let sep = v["separate"]["bytes_read"].as_f64().unwrap()
+        + v["separate"]["bytes_written"].as_f64().unwrap();
+    let fused =
+        v["fused"]["bytes_read"].as_f64().unwrap() + v["fused"]["bytes_written"].as_f64().unwrap();
     assert_eq!(sep, b * (4.0 * t * d + 4.0 * t * f + 2.0 * d * f + d));
     assert_eq!(fused, b * (2.0 * t * d + 2.0 * d * f + d));
     // 16 tokens × 11008 × 2 B + 4 weight tiles of 64×64×2 B = 385,024 B > 228 KiB.
     assert_eq!(v["feasible"], false);
     assert_eq!(v["tile"]["working_set_bytes"], 385_024.0);
     roofline()
-        .args(["fuse", "--chain", "rmsnorm,linear,silu,linear", "--tokens", "16", "--hidden", "4096", "--intermediate", "1024"])
+        .args([
+            "fuse",
+            "--chain",
+            "rmsnorm,linear,silu,linear",
+            "--tokens",
+            "16",
+            "--hidden",
+            "4096",
+            "--intermediate",
+            "1024",
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("fits: the fusion applies"));
@@ -70,12 +118,32 @@ fn seed_chain_bytes_and_feasibility() {
 #[test]
 fn bad_chain_is_bad_input() {
     roofline()
-        .args(["fuse", "--chain", "rmsnorm,conv", "--tokens", "1", "--hidden", "8", "--intermediate", "16"])
+        .args([
+            "fuse",
+            "--chain",
+            "rmsnorm,conv",
+            "--tokens",
+            "1",
+            "--hidden",
+            "8",
+            "--intermediate",
+            "16",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown operator `conv`"));
     roofline()
-        .args(["fuse", "--chain", "linear", "--tokens", "0", "--hidden", "8", "--intermediate", "16"])
+        .args([
+            "fuse",
+            "--chain",
+            "linear",
+            "--tokens",
+            "0",
+            "--hidden",
+            "8",
+            "--intermediate",
+            "16",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("`--tokens`"));

@@ -173,13 +173,15 @@ impl Fields<'_> {
                     &format!("e.g. [\"LlamaForCausalLM\"]; supported: {supported}"),
                 ))
             }
-            None => return Err(self.error(
-                "architectures",
-                "is missing",
-                &format!(
+            None => {
+                return Err(self.error(
+                    "architectures",
+                    "is missing",
+                    &format!(
                     "add e.g. \"architectures\": [\"LlamaForCausalLM\"]; supported: {supported}"
                 ),
-            )),
+                ))
+            }
         };
         let names: Vec<&str> = archs.iter().filter_map(Value::as_str).collect();
         names

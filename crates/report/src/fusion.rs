@@ -57,8 +57,20 @@ pub fn comparison_json(c: &FusionComparison) -> Value {
     })
 }
 
-fn before_after_table(before: &FusionSummary, after: &FusionSummary, per_layer: bool) -> comfy_table::Table {
-    let mut t = new_table(&["", "kernels", "HBM read", "HBM written", "time", "launch", "time + launch"]);
+fn before_after_table(
+    before: &FusionSummary,
+    after: &FusionSummary,
+    per_layer: bool,
+) -> comfy_table::Table {
+    let mut t = new_table(&[
+        "",
+        "kernels",
+        "HBM read",
+        "HBM written",
+        "time",
+        "launch",
+        "time + launch",
+    ]);
     for (label, s) in [("before", before), ("after", after)] {
         if per_layer {
             t.add_row(vec![
@@ -90,19 +102,50 @@ fn before_after_table(before: &FusionSummary, after: &FusionSummary, per_layer: 
 ///
 /// # Errors
 /// A failed write.
-pub fn write_comparison_table(stage: Stage, c: &FusionComparison, out: &mut dyn Write) -> Result<(), WriteError> {
-    writeln!(out, "\nfusion · {stage} · preset `{}` (eager = every operator its own kernel)", c.preset.name())?;
-    let mut k = new_table(&["kernel", "rules", "FLOPs", "HBM bytes", "AI (FLOP/B)", "bound", "time", "tile (on chip)"]);
+pub fn write_comparison_table(
+    stage: Stage,
+    c: &FusionComparison,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    writeln!(
+        out,
+        "\nfusion · {stage} · preset `{}` (eager = every operator its own kernel)",
+        c.preset.name()
+    )?;
+    let mut k = new_table(&[
+        "kernel",
+        "rules",
+        "FLOPs",
+        "HBM bytes",
+        "AI (FLOP/B)",
+        "bound",
+        "time",
+        "tile (on chip)",
+    ]);
     for (kern, p) in c.plan.kernels.iter().zip(&c.after.points) {
         k.add_row(vec![
             kern.name.clone(),
-            kern.rules.iter().map(|r| r.name()).collect::<Vec<_>>().join(", "),
+            kern.rules
+                .iter()
+                .map(|r| r.name())
+                .collect::<Vec<_>>()
+                .join(", "),
             human_flops(kern.cost.flops.get()),
             human_bytes(kern.cost.bytes().get()),
             crate::units::human_intensity(p.intensity.get()),
             p.bound.to_string(),
             human_seconds(p.time.get()),
-            kern.tile.as_ref().map(|t| format!("{} ({} B{})", t.tile, t.working_set.get(), if t.fits { "" } else { ", does not fit" })).unwrap_or_default(),
+            kern.tile
+                .as_ref()
+                .map(|t| {
+                    format!(
+                        "{} ({} B{})",
+                        t.tile,
+                        t.working_set.get(),
+                        if t.fits { "" } else { ", does not fit" }
+                    )
+                })
+                .unwrap_or_default(),
         ]);
     }
     align_right_from(&mut k, 2);
@@ -110,7 +153,13 @@ pub fn write_comparison_table(stage: Stage, c: &FusionComparison, out: &mut dyn 
     writeln!(out, "{}", before_after_table(&c.before, &c.after, true))?;
     writeln!(out, "{}", before_after_table(&c.before, &c.after, false))?;
     for r in &c.plan.rejected {
-        writeln!(out, "not applied: {} on {}: {}", r.rule.name(), r.nodes.join("+"), r.reason)?;
+        writeln!(
+            out,
+            "not applied: {} on {}: {}",
+            r.rule.name(),
+            r.nodes.join("+"),
+            r.reason
+        )?;
     }
     writeln!(
         out,
@@ -127,7 +176,12 @@ pub fn write_comparison_table(stage: Stage, c: &FusionComparison, out: &mut dyn 
 ///
 /// # Errors
 /// A failed write.
-pub fn write_chain(c: &ChainComparison, precision_bytes: f64, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+pub fn write_chain(
+    c: &ChainComparison,
+    precision_bytes: f64,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
     match format {
         Format::Json => {
             let v = json!({
@@ -146,26 +200,67 @@ pub fn write_chain(c: &ChainComparison, precision_bytes: f64, format: Format, ou
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
-            w.write_record(["version", "kernels", "flops", "bytes_read", "bytes_written", "time_s", "launch_overhead_s", "time_with_launch_s", "feasible"])?;
-            for (label, s, ok) in [("separate", &c.separate, true), ("fused", &c.fused, c.feasible)] {
+            w.write_record([
+                "version",
+                "kernels",
+                "flops",
+                "bytes_read",
+                "bytes_written",
+                "time_s",
+                "launch_overhead_s",
+                "time_with_launch_s",
+                "feasible",
+            ])?;
+            for (label, s, ok) in [
+                ("separate", &c.separate, true),
+                ("fused", &c.fused, c.feasible),
+            ] {
                 w.write_record([
-                    label.to_string(), s.kernels.to_string(), s.cost.flops.get().to_string(),
-                    s.cost.bytes_read.get().to_string(), s.cost.bytes_written.get().to_string(),
-                    s.time.get().to_string(), s.launch_overhead.get().to_string(),
-                    s.time_with_launch().get().to_string(), ok.to_string(),
+                    label.to_string(),
+                    s.kernels.to_string(),
+                    s.cost.flops.get().to_string(),
+                    s.cost.bytes_read.get().to_string(),
+                    s.cost.bytes_written.get().to_string(),
+                    s.time.get().to_string(),
+                    s.launch_overhead.get().to_string(),
+                    s.time_with_launch().get().to_string(),
+                    ok.to_string(),
                 ])?;
             }
             w.flush()?;
         }
         Format::Table => {
-            writeln!(out, "chain: {} ({} B per element)", c.labels.join(" → "), precision_bytes)?;
-            let mut t = new_table(&["version", "kernels", "FLOPs", "HBM read", "HBM written", "HBM bytes", "time", "launch", "time + launch"]);
-            for (label, s) in [("separate kernels", &c.separate), ("one fused kernel", &c.fused)] {
+            writeln!(
+                out,
+                "chain: {} ({} B per element)",
+                c.labels.join(" → "),
+                precision_bytes
+            )?;
+            let mut t = new_table(&[
+                "version",
+                "kernels",
+                "FLOPs",
+                "HBM read",
+                "HBM written",
+                "HBM bytes",
+                "time",
+                "launch",
+                "time + launch",
+            ]);
+            for (label, s) in [
+                ("separate kernels", &c.separate),
+                ("one fused kernel", &c.fused),
+            ] {
                 t.add_row(vec![
-                    label.to_string(), s.kernels.to_string(), human_flops(s.cost.flops.get()),
-                    human_bytes(s.cost.bytes_read.get()), human_bytes(s.cost.bytes_written.get()),
-                    human_bytes(s.cost.bytes().get()), human_seconds(s.time.get()),
-                    human_seconds(s.launch_overhead.get()), human_seconds(s.time_with_launch().get()),
+                    label.to_string(),
+                    s.kernels.to_string(),
+                    human_flops(s.cost.flops.get()),
+                    human_bytes(s.cost.bytes_read.get()),
+                    human_bytes(s.cost.bytes_written.get()),
+                    human_bytes(s.cost.bytes().get()),
+                    human_seconds(s.time.get()),
+                    human_seconds(s.launch_overhead.get()),
+                    human_seconds(s.time_with_launch().get()),
                 ]);
             }
             align_right_from(&mut t, 1);
@@ -180,14 +275,22 @@ pub fn write_chain(c: &ChainComparison, precision_bytes: f64, format: Format, ou
                 c.speedup,
                 regime_text(c.regime)
             )?;
-            let cap = c.tile.capacity.map(|x| human_bytes(x.get())).unwrap_or_else(|| "unknown".into());
+            let cap = c
+                .tile
+                .capacity
+                .map(|x| human_bytes(x.get()))
+                .unwrap_or_else(|| "unknown".into());
             writeln!(
                 out,
                 "on chip: {} → working set {} against {} of shared memory per SM: {}",
                 c.tile.tile,
                 human_bytes(c.tile.working_set.get()),
                 cap,
-                if c.feasible { "fits: the fusion applies" } else { "does NOT fit: the fusion is infeasible on this chip and not applied" }
+                if c.feasible {
+                    "fits: the fusion applies"
+                } else {
+                    "does NOT fit: the fusion is infeasible on this chip and not applied"
+                }
             )?;
         }
     }
@@ -225,14 +328,27 @@ pub fn write_analysis_with_fusion(
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
-            w.write_record(["stage", "preset", "kernel", "rules", "flops", "bytes_read", "bytes_written", "time_s"])?;
+            w.write_record([
+                "stage",
+                "preset",
+                "kernel",
+                "rules",
+                "flops",
+                "bytes_read",
+                "bytes_written",
+                "time_s",
+            ])?;
             for (s, c) in report.stages.iter().zip(fusion) {
                 for (k, p) in c.plan.kernels.iter().zip(&c.after.points) {
                     w.write_record([
                         s.workload.stage.to_string(),
                         c.preset.name().to_string(),
                         k.name.clone(),
-                        k.rules.iter().map(|r| r.name()).collect::<Vec<_>>().join(";"),
+                        k.rules
+                            .iter()
+                            .map(|r| r.name())
+                            .collect::<Vec<_>>()
+                            .join(";"),
                         k.cost.flops.get().to_string(),
                         k.cost.bytes_read.get().to_string(),
                         k.cost.bytes_written.get().to_string(),

@@ -20,8 +20,9 @@ pub fn run(a: &FuseArgs, out: &mut dyn Write) -> Result<(), CliError> {
         intermediate: a.intermediate,
         precision: a.precision,
     };
-    let c = compare_chain(&spec, &device, launch)
-        .map_err(|e| CliError::bad_input(e.to_string(), Some("see `roofline fuse --help`".into())))?;
+    let c = compare_chain(&spec, &device, launch).map_err(|e| {
+        CliError::bad_input(e.to_string(), Some("see `roofline fuse --help`".into()))
+    })?;
     write_chain(&c, a.precision.bytes(), a.format.format.into(), out)?;
     Ok(())
 }

@@ -40,8 +40,8 @@ impl std::error::Error for ChainError {}
 
 /// Leaks nothing: node and tensor names come from this fixed table.
 const NODE_NAMES: [&str; 16] = [
-    "op1", "op2", "op3", "op4", "op5", "op6", "op7", "op8", "op9", "op10", "op11", "op12",
-    "op13", "op14", "op15", "op16",
+    "op1", "op2", "op3", "op4", "op5", "op6", "op7", "op8", "op9", "op10", "op11", "op12", "op13",
+    "op14", "op15", "op16",
 ];
 const TENSOR_NAMES: [&str; 17] = [
     "x", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10", "t11", "t12", "t13", "t14",
@@ -55,12 +55,21 @@ const TENSOR_NAMES: [&str; 17] = [
 /// An empty chain, more than 16 operators, an unknown operator name, or a zero size.
 pub fn chain_graph(spec: &ChainSpec) -> Result<(OpGraph, Vec<String>, u64), ChainError> {
     if spec.ops.is_empty() {
-        return Err(ChainError("`--chain` is empty: name operators, e.g. rmsnorm,linear,silu,linear".into()));
+        return Err(ChainError(
+            "`--chain` is empty: name operators, e.g. rmsnorm,linear,silu,linear".into(),
+        ));
     }
     if spec.ops.len() > NODE_NAMES.len() {
-        return Err(ChainError(format!("`--chain` has {} operators; at most 16", spec.ops.len())));
+        return Err(ChainError(format!(
+            "`--chain` has {} operators; at most 16",
+            spec.ops.len()
+        )));
     }
-    for (flag, v) in [("--tokens", spec.tokens), ("--hidden", spec.hidden), ("--intermediate", spec.intermediate)] {
+    for (flag, v) in [
+        ("--tokens", spec.tokens),
+        ("--hidden", spec.hidden),
+        ("--intermediate", spec.intermediate),
+    ] {
         if v == 0 {
             return Err(ChainError(format!("`{flag}` must be at least 1")));
         }
@@ -113,12 +122,21 @@ pub fn chain_graph(spec: &ChainSpec) -> Result<(OpGraph, Vec<String>, u64), Chai
         if weight_elems > 0 {
             inputs.push(g.tensor("weight", weight_elems as f64, p, TensorRole::Weight));
         }
-        let y = g.tensor(TENSOR_NAMES[i + 1], (t * out_width) as f64, p, TensorRole::Activation);
+        let y = g.tensor(
+            TENSOR_NAMES[i + 1],
+            (t * out_width) as f64,
+            p,
+            TensorRole::Activation,
+        );
         g.node(NODE_NAMES[i], Scope::Layer, op, &inputs, &[y]);
         if i + 1 < spec.ops.len() {
             widest_inner = widest_inner.max(out_width);
         }
-        labels.push(if lower == "linear" { format!("linear{linears}") } else { lower });
+        labels.push(if lower == "linear" {
+            format!("linear{linears}")
+        } else {
+            lower
+        });
         width = out_width;
         x = y;
     }

@@ -125,7 +125,9 @@ pub fn compare_chain(
     // Priced without a capacity limit, then checked against the chip.
     let (fused_plan, _) = plan_chain(&graph, widest, p, None);
     let (_, tile) = plan_chain(&graph, widest, p, smem);
-    let ev = |pl: &FusionPlan| evaluate_plan(pl, 1, p, device, launch).map_err(ChainCompareError::Device);
+    let ev = |pl: &FusionPlan| {
+        evaluate_plan(pl, 1, p, device, launch).map_err(ChainCompareError::Device)
+    };
     let separate = ev(&separate_plan)?;
     let fused = ev(&fused_plan)?;
     Ok(ChainComparison {
@@ -189,11 +191,25 @@ mod tests {
     fn decode_saves_launches_prefill_saves_bytes() {
         let d = h100_sxm();
         let launch = Seconds(5e-6);
-        let dec = compare_preset(&graph(Stage::Decode), Preset::Max, Precision::Bf16, &d, launch).unwrap();
+        let dec = compare_preset(
+            &graph(Stage::Decode),
+            Preset::Max,
+            Precision::Bf16,
+            &d,
+            launch,
+        )
+        .unwrap();
         // 13 fewer kernels per block × 32 blocks × 5 µs = 2.08 ms of launches saved.
         assert!((dec.launch_saved.get() - 13.0 * 32.0 * 5e-6).abs() < 1e-12);
         assert_eq!(dec.regime, Regime::Launches);
-        let pre = compare_preset(&graph(Stage::Prefill), Preset::Compiled, Precision::Bf16, &d, launch).unwrap();
+        let pre = compare_preset(
+            &graph(Stage::Prefill),
+            Preset::Compiled,
+            Precision::Bf16,
+            &d,
+            launch,
+        )
+        .unwrap();
         assert_eq!(pre.regime, Regime::Bytes);
         assert!(pre.speedup > 1.0);
     }
@@ -203,7 +219,9 @@ mod tests {
         // T = 1 token (decode-like): both versions memory-bound; fused bytes 2·(2d + 2df + d)
         // vs 2·(4d + 4f + 2df + d); the fused kernel does not fit on the H100.
         let spec = ChainSpec {
-            ops: ["rmsnorm", "linear", "silu", "linear"].map(String::from).to_vec(),
+            ops: ["rmsnorm", "linear", "silu", "linear"]
+                .map(String::from)
+                .to_vec(),
             tokens: 1,
             hidden: 4096,
             intermediate: 11008,

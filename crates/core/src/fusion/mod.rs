@@ -22,7 +22,9 @@ mod rules;
 pub mod tile;
 
 pub use chain::{chain_graph, ChainError, ChainSpec};
-pub use compare::{compare_chain, compare_preset, ChainCompareError, ChainComparison, FusionComparison, Regime};
+pub use compare::{
+    compare_chain, compare_preset, ChainCompareError, ChainComparison, FusionComparison, Regime,
+};
 pub use plan::{evaluate_plan, plan, plan_chain, FusionPlan, FusionSummary, Kernel, Rejected};
 pub use rules::{Preset, Rule};
 

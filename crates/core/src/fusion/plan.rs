@@ -236,7 +236,9 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     if !cons.is_empty()
                         && same_group
                         && !would_cycle(graph, &g, i, cons[0])
-                        && cons.iter().all(|&c| layer(c) && is_gemm(&graph.nodes[c].op))
+                        && cons
+                            .iter()
+                            .all(|&c| layer(c) && is_gemm(&graph.nodes[c].op))
                     {
                         let tile = gemm_tile(a, true, 0, smem);
                         if tile.fits {
@@ -254,7 +256,12 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
             Rule::GemmEpilogue => {
                 for i in 0..n {
                     let node = &graph.nodes[i];
-                    if !layer(i) || !matches!(node.op, Op::Elementwise(_) | Op::Rotary(_) | Op::KvCacheWrite(_)) {
+                    if !layer(i)
+                        || !matches!(
+                            node.op,
+                            Op::Elementwise(_) | Op::Rotary(_) | Op::KvCacheWrite(_)
+                        )
+                    {
                         continue;
                     }
                     // Inputs produced inside the block; all but external ones must come from one
@@ -266,7 +273,9 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                         .filter(|&p| layer(p))
                         .collect();
                     // The epilogue belongs to the GEMM kernel that made the latest input.
-                    let Some(&first) = producers.iter().max() else { continue };
+                    let Some(&first) = producers.iter().max() else {
+                        continue;
+                    };
                     let grp = g.of[first];
                     let has_gemm = g.members(grp).iter().any(|&m| is_gemm(&graph.nodes[m].op));
                     if !has_gemm || g.flash[grp].is_some() {
@@ -287,7 +296,11 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     if tile.fits {
                         g.merge(first, i, rule, Some(tile));
                     } else {
-                        rejected.push(Rejected { rule, nodes: vec![node.name], reason: over(&tile) });
+                        rejected.push(Rejected {
+                            rule,
+                            nodes: vec![node.name],
+                            reason: over(&tile),
+                        });
                     }
                 }
             }
@@ -299,12 +312,21 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     }
                     for &t in &node.inputs {
                         if let Some((p, pn)) = graph.producer(t) {
-                            if layer(p) && is_vector(&pn.op) && !is_norm(&pn.op)
+                            if layer(p)
+                                && is_vector(&pn.op)
+                                && !is_norm(&pn.op)
                                 && g.of[p] != g.of[i]
-                                && !g.members(g.of[p]).iter().any(|&m| is_gemm(&graph.nodes[m].op))
+                                && !g
+                                    .members(g.of[p])
+                                    .iter()
+                                    .any(|&m| is_gemm(&graph.nodes[m].op))
                                 && !would_cycle(graph, &g, p, i)
                             {
-                                let tile = stream_tile(super::tile::STREAM_BLOCK, (node.inputs.len() + pn.inputs.len()) as u32 + 1, smem);
+                                let tile = stream_tile(
+                                    super::tile::STREAM_BLOCK,
+                                    (node.inputs.len() + pn.inputs.len()) as u32 + 1,
+                                    smem,
+                                );
                                 g.merge(p, i, rule, Some(tile));
                             }
                         }
@@ -317,13 +339,21 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     if !layer(i) || !is_norm(&node.op) {
                         continue;
                     }
-                    let grp_has_gemm = g.members(g.of[i]).iter().any(|&m| is_gemm(&graph.nodes[m].op));
+                    let grp_has_gemm = g
+                        .members(g.of[i])
+                        .iter()
+                        .any(|&m| is_gemm(&graph.nodes[m].op));
                     if grp_has_gemm {
                         continue;
                     }
                     if let Some((p, pn)) = graph.producer(node.inputs[0]) {
-                        if layer(p) && is_add(&pn.op) && g.of[p] != g.of[i]
-                            && !g.members(g.of[p]).iter().any(|&m| is_gemm(&graph.nodes[m].op))
+                        if layer(p)
+                            && is_add(&pn.op)
+                            && g.of[p] != g.of[i]
+                            && !g
+                                .members(g.of[p])
+                                .iter()
+                                .any(|&m| is_gemm(&graph.nodes[m].op))
                             && !would_cycle(graph, &g, p, i)
                         {
                             let cols = match node.op {
@@ -335,7 +365,11 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                             if tile.fits {
                                 g.merge(p, i, rule, Some(tile));
                             } else {
-                                rejected.push(Rejected { rule, nodes: vec![pn.name, node.name], reason: over(&tile) });
+                                rejected.push(Rejected {
+                                    rule,
+                                    nodes: vec![pn.name, node.name],
+                                    reason: over(&tile),
+                                });
                             }
                         }
                     }
@@ -382,7 +416,13 @@ fn kernels_from(graph: &OpGraph, g: &Groups) -> Vec<Kernel> {
         }
         seen.push(grp);
         let nodes = g.members(grp);
-        out.push(kernel(graph, &nodes, g.rules[grp].clone(), g.tiles[grp].clone(), g.flash[grp]));
+        out.push(kernel(
+            graph,
+            &nodes,
+            g.rules[grp].clone(),
+            g.tiles[grp].clone(),
+            g.flash[grp],
+        ));
     }
     out
 }
@@ -420,7 +460,10 @@ fn kernel(
         touched.dedup();
         for t in touched {
             let bytes = graph.tensors[t].bytes;
-            let readers_in = nodes.iter().filter(|&&i| graph.nodes[i].inputs.contains(&t)).count() as f64;
+            let readers_in = nodes
+                .iter()
+                .filter(|&&i| graph.nodes[i].inputs.contains(&t))
+                .count() as f64;
             let made_inside = graph.producer(t).is_some_and(|(p, _)| inside(p));
             if made_inside {
                 c.bytes_read = c.bytes_read - bytes * readers_in;
@@ -449,12 +492,23 @@ fn kernel(
 
 /// Fuses every node of `graph` into one kernel, as a user-named chain, if its widest
 /// intermediate fits on chip; returns the plan and the tile checked.
-pub fn plan_chain(graph: &OpGraph, widest: u64, a: Precision, smem: Option<Bytes>) -> (FusionPlan, TilePlan) {
+pub fn plan_chain(
+    graph: &OpGraph,
+    widest: u64,
+    a: Precision,
+    smem: Option<Bytes>,
+) -> (FusionPlan, TilePlan) {
     let tile = chain_tile(widest, a, smem);
     let all: Vec<usize> = (0..graph.nodes.len()).collect();
     if tile.fits {
         let k = kernel(graph, &all, vec![Rule::UserChain], Some(tile.clone()), None);
-        (FusionPlan { kernels: vec![k], rejected: vec![] }, tile)
+        (
+            FusionPlan {
+                kernels: vec![k],
+                rejected: vec![],
+            },
+            tile,
+        )
     } else {
         let g = Groups::new(graph.nodes.len());
         let rejected = vec![Rejected {
@@ -462,7 +516,13 @@ pub fn plan_chain(graph: &OpGraph, widest: u64, a: Precision, smem: Option<Bytes
             nodes: graph.nodes.iter().map(|n| n.name).collect(),
             reason: over(&tile),
         }];
-        (FusionPlan { kernels: kernels_from(graph, &g), rejected }, tile)
+        (
+            FusionPlan {
+                kernels: kernels_from(graph, &g),
+                rejected,
+            },
+            tile,
+        )
     }
 }
 

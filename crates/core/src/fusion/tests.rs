@@ -65,7 +65,9 @@ fn seed_chain_bytes_by_hand() {
     // separate kernels move b·(4Td + 4Tf + 2df + d), the fused kernel b·(2Td + 2df + d).
     let (t, d, f, b) = (16u64, 4096u64, 11008u64, 2.0);
     let spec = ChainSpec {
-        ops: ["rmsnorm", "linear", "silu", "linear"].map(String::from).to_vec(),
+        ops: ["rmsnorm", "linear", "silu", "linear"]
+            .map(String::from)
+            .to_vec(),
         tokens: t,
         hidden: d,
         intermediate: f,
@@ -74,13 +76,23 @@ fn seed_chain_bytes_by_hand() {
     let (g, _, widest) = chain_graph(&spec).unwrap();
     assert_eq!(widest, f);
     let (tf, df, ff) = (t as f64, d as f64, f as f64);
-    let separate: f64 = plan(&g, Preset::Eager, SMEM).kernels.iter().map(|k| k.cost.bytes().get()).sum();
-    assert_eq!(separate, b * (4.0 * tf * df + 4.0 * tf * ff + 2.0 * df * ff + df));
+    let separate: f64 = plan(&g, Preset::Eager, SMEM)
+        .kernels
+        .iter()
+        .map(|k| k.cost.bytes().get())
+        .sum();
+    assert_eq!(
+        separate,
+        b * (4.0 * tf * df + 4.0 * tf * ff + 2.0 * df * ff + df)
+    );
     // Fused (priced even where it does not fit, to print the saving): no SMEM limit.
     let (fused, tile) = plan_chain(&g, widest, Precision::Bf16, None);
     assert_eq!(fused.kernels.len(), 1);
     assert!(tile.fits);
-    assert_eq!(fused.kernels[0].cost.bytes().get(), b * (2.0 * tf * df + 2.0 * df * ff + df));
+    assert_eq!(
+        fused.kernels[0].cost.bytes().get(),
+        b * (2.0 * tf * df + 2.0 * df * ff + df)
+    );
     // On the H100 the 11008-wide intermediate does not fit a 16-token tile.
     let (h100, tile) = plan_chain(&g, widest, Precision::Bf16, SMEM);
     assert!(!tile.fits);
@@ -94,9 +106,16 @@ fn flash_kernel_reads_kv_once_per_query_block() {
     // Σ = 128·(1+…+16) = 17,408 key rows per head for K and for V.
     let g = build_graph(&llama2_7b(), &wl(Stage::Prefill, 1, 2048));
     let p = plan(&g, Preset::Compiled, SMEM);
-    let k = p.kernels.iter().find(|k| k.name == "qk_matmul+softmax+sv_matmul").unwrap();
+    let k = p
+        .kernels
+        .iter()
+        .find(|k| k.name == "qk_matmul+softmax+sv_matmul")
+        .unwrap();
     let q_bytes = 2048.0 * 32.0 * 128.0 * 2.0;
-    assert_eq!(k.cost.bytes_read.get(), q_bytes + 2.0 * 32.0 * 17_408.0 * 128.0 * 2.0);
+    assert_eq!(
+        k.cost.bytes_read.get(),
+        q_bytes + 2.0 * 32.0 * 17_408.0 * 128.0 * 2.0
+    );
     assert_eq!(k.cost.bytes_written.get(), q_bytes);
 }
 
@@ -105,8 +124,22 @@ fn summary_counts_launches() {
     let d = h100_sxm();
     let g = build_graph(&llama2_7b(), &wl(Stage::Decode, 1, 2048));
     let launch = d.launch_overhead.value;
-    let e = evaluate_plan(&plan(&g, Preset::Eager, SMEM), 32, Precision::Bf16, &d, launch).unwrap();
-    let m = evaluate_plan(&plan(&g, Preset::Max, SMEM), 32, Precision::Bf16, &d, launch).unwrap();
+    let e = evaluate_plan(
+        &plan(&g, Preset::Eager, SMEM),
+        32,
+        Precision::Bf16,
+        &d,
+        launch,
+    )
+    .unwrap();
+    let m = evaluate_plan(
+        &plan(&g, Preset::Max, SMEM),
+        32,
+        Precision::Bf16,
+        &d,
+        launch,
+    )
+    .unwrap();
     assert_eq!(e.kernels, 18 * 32 + 3);
     assert_eq!(m.kernels, 5 * 32 + 3);
     assert_eq!(m.launch_overhead.get(), (5.0 * 32.0 + 3.0) * 5e-6);

@@ -28,7 +28,12 @@ pub struct TilePlan {
 }
 
 impl TilePlan {
-    fn check(tile: String, working_set: f64, capacity: Option<Bytes>, block_q: Option<u64>) -> Self {
+    fn check(
+        tile: String,
+        working_set: f64,
+        capacity: Option<Bytes>,
+        block_q: Option<u64>,
+    ) -> Self {
         let fits = capacity.is_none_or(|c| working_set <= c.get());
         TilePlan {
             tile,
@@ -88,9 +93,17 @@ pub fn stream_tile(row: u64, tensors: u32, capacity: Option<Bytes>) -> TilePlan 
 /// (Q, K, V tiles) + Br·Bc·4 (the fp32 score tile); halved until it fits, down to 16.
 pub fn flash_tile(head_dim: u64, a: Precision, capacity: Option<Bytes>) -> TilePlan {
     let d = head_dim.max(1) as f64;
-    let elems = capacity.map(|c| c.get() / a.bytes()).unwrap_or(228.0 * 1024.0 / 2.0);
+    let elems = capacity
+        .map(|c| c.get() / a.bytes())
+        .unwrap_or(228.0 * 1024.0 / 2.0);
     let bc_paper = (elems / (4.0 * d)).ceil().max(1.0) as u64;
-    let pow2 = |x: u64| if x == 0 { 1 } else { 1u64 << (63 - x.leading_zeros()) };
+    let pow2 = |x: u64| {
+        if x == 0 {
+            1
+        } else {
+            1u64 << (63 - x.leading_zeros())
+        }
+    };
     let mut bc = pow2(bc_paper).min(128);
     let mut br = bc.min(pow2(head_dim.max(1)));
     loop {
