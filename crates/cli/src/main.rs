@@ -7,7 +7,6 @@
 mod args;
 mod commands;
 mod error;
-mod output;
 
 use clap::Parser;
 use std::io::Write;
