@@ -77,10 +77,16 @@ fn parse_preset(s: &str) -> Result<roofline_core::fusion::Preset, String> {
 /// A short duration: a number with an optional unit s, ms, us, µs or ns (seconds by default).
 pub fn parse_duration_small(s: &str) -> Result<f64, String> {
     let t = s.trim();
-    let (num, scale) = [("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("ns", 1e-9), ("s", 1.0)]
-        .iter()
-        .find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k)))
-        .unwrap_or((t, 1.0));
+    let (num, scale) = [
+        ("ms", 1e-3),
+        ("us", 1e-6),
+        ("µs", 1e-6),
+        ("ns", 1e-9),
+        ("s", 1.0),
+    ]
+    .iter()
+    .find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k)))
+    .unwrap_or((t, 1.0));
     let v: f64 = num
         .trim()
         .parse()

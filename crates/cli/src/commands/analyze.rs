@@ -13,10 +13,8 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let model = load_model(&a.model)?;
     let mut device = find_device(&a.hardware)?;
     if let Some(l) = a.launch_overhead {
-        device.launch_overhead = roofline_core::cited::Cited::new(
-            roofline_core::units::Seconds(l),
-            "--launch-overhead",
-        );
+        device.launch_overhead =
+            roofline_core::cited::Cited::new(roofline_core::units::Seconds(l), "--launch-overhead");
     }
     let precisions = Precisions {
         weight: a.weight_precision.unwrap_or(a.precision),
