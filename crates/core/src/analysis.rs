@@ -1,14 +1,16 @@
 //! Evaluates an operator graph on a chip: one roofline row per operator, totals, and the memory
 //! footprint. This is what every report renders.
 
+#[cfg(doc)]
 use crate::decoder::build_graph;
+use crate::decoder::emit;
 use crate::device::{Device, DeviceError};
-use crate::graph::{OpGraph, Scope, TensorRole};
+use crate::graph::{NodeCost, NodeCosts, OpGraph, Scope, TensorRole, VisitNodes};
 use crate::model::{ModelError, Transformer};
 use crate::ops::{Compute, Cost};
 use crate::precision::Precision;
 use crate::roofline::{Roof, RooflinePoint};
-use crate::units::{Bytes, FlopPerSec, Seconds};
+use crate::units::{Bytes, BytesPerSec, FlopPerSec, Seconds};
 use crate::workload::{Workload, WorkloadError};
 use serde::Serialize;
 use std::fmt;
@@ -140,40 +142,144 @@ pub fn peak_for(
     }
 }
 
+/// A chip's roofs resolved once for a workload's activation precision: every dense peak in a
+/// table indexed by precision, main-memory bandwidth and launch overhead. Looking up the peak of
+/// a node is then an array index; [`ChipRoofs::peak`] answers exactly as [`peak_for`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChipRoofs<'d> {
+    device: &'d Device,
+    act: Precision,
+    peaks: [Option<FlopPerSec>; Precision::ALL.len()],
+    /// Main-memory bandwidth, B/s.
+    pub bandwidth: BytesPerSec,
+    /// Launch overhead of one kernel, seconds.
+    pub launch: Seconds,
+}
+
+/// `p`'s place in [`Precision::ALL`] (declaration order; a test checks they agree).
+#[inline(always)]
+fn precision_index(p: Precision) -> usize {
+    p as usize
+}
+
+impl<'d> ChipRoofs<'d> {
+    /// The roofs of `device` for work whose activations are in `act`.
+    ///
+    /// # Errors
+    /// The chip has no main-memory bandwidth.
+    pub fn new(device: &'d Device, act: Precision) -> Result<Self, DeviceError> {
+        let bandwidth = device.bandwidth()?;
+        let mut peaks = [None; Precision::ALL.len()];
+        for (p, c) in &device.peaks {
+            let slot = &mut peaks[precision_index(*p)];
+            // The first entry wins, as `Device::peak` finds it.
+            if slot.is_none() {
+                *slot = Some(c.value);
+            }
+        }
+        Ok(Self {
+            device,
+            act,
+            peaks,
+            bandwidth,
+            launch: device.launch_overhead.value,
+        })
+    }
+
+    /// The peak that applies to `compute` ([`peak_for`]).
+    ///
+    /// # Errors
+    /// The chip has no peak for the precision needed.
+    #[inline]
+    pub fn peak(&self, compute: Compute) -> Result<FlopPerSec, DeviceError> {
+        let found = match compute {
+            Compute::Matrix(p) => self.peaks[precision_index(p)],
+            Compute::Vector => self.peaks[precision_index(Precision::Fp32)]
+                .or(self.peaks[precision_index(self.act)]),
+        };
+        match found {
+            Some(p) => Ok(p),
+            None => peak_for(self.device, compute, self.act),
+        }
+    }
+
+    /// The roof a node computing on `compute` is held against.
+    ///
+    /// # Errors
+    /// The chip has no peak for the precision needed.
+    #[inline]
+    pub fn roof(&self, compute: Compute) -> Result<Roof, DeviceError> {
+        Ok(Roof {
+            peak: self.peak(compute)?,
+            bandwidth: self.bandwidth,
+        })
+    }
+}
+
+impl Totals {
+    /// Adds `count` executions of a node of cost `cost` placed at `point`, each launched once
+    /// at `launch` seconds of overhead.
+    #[inline]
+    pub fn add_node(&mut self, cost: &Cost, point: &RooflinePoint, count: u64, launch: Seconds) {
+        let n = count as f64;
+        self.cost += *cost * n;
+        self.time += point.time * n;
+        self.kernels += count;
+        self.launch_overhead += launch * n;
+    }
+}
+
 /// Evaluates every node of `graph` on `device`.
+///
+/// # Errors
+/// The chip lacks the bandwidth, or a peak a node needs.
 pub fn evaluate_graph(
     graph: &OpGraph,
     workload: &Workload,
     device: &Device,
 ) -> Result<(Vec<OpRow>, Totals), DeviceError> {
-    let bandwidth = device.bandwidth()?;
-    let launch = device.launch_overhead.value;
+    let roofs = ChipRoofs::new(device, workload.precisions.act)?;
     let mut rows = Vec::with_capacity(graph.nodes.len());
     let mut totals = Totals::default();
     for node in &graph.nodes {
-        let compute = node.op.compute();
-        let peak = peak_for(device, compute, workload.precisions.act)?;
-        let cost = node.op.cost();
-        let point = Roof { peak, bandwidth }.evaluate(&cost);
-        let count = graph.count(node);
-        let n = count as f64;
-        totals.cost += cost * n;
-        totals.time += point.time * n;
-        totals.kernels += count;
-        totals.launch_overhead += launch * n;
-        rows.push(OpRow {
-            name: node.name,
-            kind: node.op.kind(),
-            scope: node.scope,
-            count,
-            cost,
-            compute,
-            peak,
-            point,
-            launch_overhead: launch,
-        });
+        let row = evaluate_node(
+            &roofs,
+            node.name,
+            node.op.kind(),
+            node.scope,
+            graph.count(node),
+            node.op.cost(),
+            node.op.compute(),
+        )?;
+        totals.add_node(&row.cost, &row.point, row.count, row.launch_overhead);
+        rows.push(row);
     }
     Ok((rows, totals))
+}
+
+/// One node on the chip's roofline: the row every report shows.
+#[inline(always)]
+fn evaluate_node(
+    roofs: &ChipRoofs<'_>,
+    name: &'static str,
+    kind: &'static str,
+    scope: Scope,
+    count: u64,
+    cost: Cost,
+    compute: Compute,
+) -> Result<OpRow, DeviceError> {
+    let roof = roofs.roof(compute)?;
+    Ok(OpRow {
+        name,
+        kind,
+        scope,
+        count,
+        cost,
+        compute,
+        peak: roof.peak,
+        point: roof.evaluate(&cost),
+        launch_overhead: roofs.launch,
+    })
 }
 
 /// Memory footprint of `model` under `workload`.
@@ -182,29 +288,48 @@ pub fn memory_footprint(
     workload: &Workload,
     graph: &OpGraph,
 ) -> MemoryFootprint {
-    let p = workload.precisions;
-    let kv = 2.0
-        * model.layers as f64
-        * workload.batch as f64
-        * workload.kv_len() as f64
-        * (model.kv_heads * model.head_dim) as f64
-        * p.kv.bytes();
     let largest = graph
         .tensors
         .iter()
         .filter(|t| t.role == TensorRole::Activation)
-        .max_by(|x, y| x.bytes.get().total_cmp(&y.bytes.get()));
+        .max_by(|x, y| x.bytes.get().total_cmp(&y.bytes.get()))
+        .map(|t| (t.bytes, t.name));
+    footprint(model, workload, largest)
+}
+
+fn footprint(
+    model: &Transformer,
+    workload: &Workload,
+    largest: Option<(Bytes, &'static str)>,
+) -> MemoryFootprint {
+    let p = workload.precisions;
     MemoryFootprint {
-        weights: Bytes(model.parameters() as f64 * p.weight.bytes()),
-        kv_cache: Bytes(kv),
-        largest_activation: largest.map(|t| t.bytes).unwrap_or(Bytes::ZERO),
-        largest_activation_name: largest.map(|t| t.name).unwrap_or(""),
+        weights: model.weight_bytes(p.weight),
+        kv_cache: model.kv_cache_bytes(workload.batch, workload.kv_len(), p.kv),
+        largest_activation: largest.map(|(b, _)| b).unwrap_or(Bytes::ZERO),
+        largest_activation_name: largest.map(|(_, n)| n).unwrap_or(""),
         capacity: None,
     }
 }
 
-/// Analyses one stage of `model` on `device`: builds the graph, places each operator on the
-/// roofline, sums the forward pass and sizes the memory footprint.
+/// The node costs of one forward pass, emitted into a stack-allocated [`NodeCosts`].
+///
+/// # Errors
+/// An invalid model or workload.
+pub fn node_costs(model: &Transformer, workload: &Workload) -> Result<NodeCosts, AnalysisError> {
+    model.validate().map_err(AnalysisError::Model)?;
+    workload.validate().map_err(AnalysisError::Workload)?;
+    let mut costs = NodeCosts::new(model.layers);
+    emit(model, workload, &mut costs);
+    debug_assert!(costs.is_complete(), "more nodes than MAX_NODES");
+    Ok(costs)
+}
+
+/// Analyses one stage of `model` on `device`: walks the operator graph, places each operator on
+/// the roofline, sums the forward pass and sizes the memory footprint.
+///
+/// The rows, totals and footprint equal those of [`build_graph`] + [`evaluate_graph`] +
+/// [`memory_footprint`] exactly (a test checks it); this path allocates only the rows.
 ///
 /// # Errors
 /// An invalid model or workload, or a chip without the peak or bandwidth needed.
@@ -215,9 +340,36 @@ pub fn analyze(
 ) -> Result<StageAnalysis, AnalysisError> {
     model.validate().map_err(AnalysisError::Model)?;
     workload.validate().map_err(AnalysisError::Workload)?;
-    let graph = build_graph(model, workload);
-    let (rows, totals) = evaluate_graph(&graph, workload, device)?;
-    let mut memory = memory_footprint(model, workload, &graph);
+    let roofs = ChipRoofs::new(device, workload.precisions.act)?;
+    let mut rows = Vec::with_capacity(24);
+    let mut totals = Totals::default();
+    let mut error = None;
+    let mut sink = VisitNodes::new(
+        #[inline(always)]
+        |n: NodeCost| match evaluate_node(
+            &roofs,
+            n.name,
+            n.kind,
+            n.scope,
+            count(model.layers, n.scope),
+            n.cost,
+            n.compute,
+        ) {
+            Ok(row) => {
+                totals.add_node(&row.cost, &row.point, row.count, row.launch_overhead);
+                rows.push(row);
+            }
+            Err(e) => {
+                error.get_or_insert(e);
+            }
+        },
+    );
+    emit(model, workload, &mut sink);
+    let largest = sink.largest_activation;
+    if let Some(e) = error {
+        return Err(e.into());
+    }
+    let mut memory = footprint(model, workload, largest);
     memory.capacity = device.capacity();
     let mut warnings = Vec::new();
     if memory.fits() == Some(false) {
@@ -243,4 +395,190 @@ pub fn analyze(
         memory,
         warnings,
     })
+}
+
+/// The totals of [`analyze`] without the rows: allocates nothing. Equal to
+/// `analyze(model, workload, device)?.totals`, bit for bit (a test checks it).
+///
+/// # Errors
+/// An invalid model or workload, or a chip without the peak or bandwidth needed.
+pub fn analyze_totals(
+    model: &Transformer,
+    workload: &Workload,
+    device: &Device,
+) -> Result<Totals, AnalysisError> {
+    model.validate().map_err(AnalysisError::Model)?;
+    workload.validate().map_err(AnalysisError::Workload)?;
+    let roofs = ChipRoofs::new(device, workload.precisions.act)?;
+    let mut totals = Totals::default();
+    let mut error = None;
+    emit(
+        model,
+        workload,
+        &mut VisitNodes::new(
+            #[inline(always)]
+            |n: NodeCost| match roofs.roof(n.compute) {
+                Ok(roof) => {
+                    let point = roof.evaluate(&n.cost);
+                    totals.add_node(&n.cost, &point, count(model.layers, n.scope), roofs.launch);
+                }
+                Err(e) => {
+                    error.get_or_insert(e);
+                }
+            },
+        ),
+    );
+    match error {
+        Some(e) => Err(e.into()),
+        None => Ok(totals),
+    }
+}
+
+/// How many times a node of `scope` runs per forward pass of a model of `layers` blocks.
+#[inline(always)]
+fn count(layers: u64, scope: Scope) -> u64 {
+    match scope {
+        Scope::Layer => layers,
+        Scope::Model => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decoder::build_graph;
+    use crate::device::tests::h100_sxm;
+    use crate::graph::MAX_NODES;
+    use crate::model::tests::llama2_7b;
+    use crate::model::{Activation, MlpKind, NormKind};
+    use crate::workload::{Precisions, Stage};
+
+    /// Llama-2-7B, a GQA variant, and a GPT-style model (LayerNorm, plain GELU MLP, biases, tied
+    /// embeddings): every branch of the decoder.
+    pub(crate) fn models() -> Vec<Transformer> {
+        let gqa = Transformer {
+            kv_heads: 8,
+            intermediate: 14336,
+            vocab: 128256,
+            ..llama2_7b()
+        };
+        let gpt = Transformer {
+            hidden: 768,
+            layers: 12,
+            heads: 12,
+            kv_heads: 12,
+            head_dim: 64,
+            intermediate: 3072,
+            vocab: 50257,
+            tie_embeddings: true,
+            qkv_bias: true,
+            o_bias: true,
+            mlp_bias: true,
+            norm: NormKind::LayerNorm,
+            mlp: MlpKind::Plain,
+            activation: Activation::Gelu,
+            ..llama2_7b()
+        };
+        vec![llama2_7b(), gqa, gpt]
+    }
+
+    fn workloads() -> Vec<Workload> {
+        let mut out = Vec::new();
+        for stage in [Stage::Prefill, Stage::Decode] {
+            for batch in [1, 3, 64] {
+                for len in [1, 17, 2048] {
+                    for flash in [false, true] {
+                        for (w, a, c) in [
+                            (Precision::Bf16, Precision::Bf16, Precision::Bf16),
+                            (Precision::Int4, Precision::Fp16, Precision::Fp8),
+                        ] {
+                            out.push(Workload {
+                                stage,
+                                batch,
+                                seq_len: len,
+                                context: len,
+                                precisions: Precisions {
+                                    weight: w,
+                                    act: a,
+                                    kv: c,
+                                },
+                                flash_attention: flash,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn analyze_equals_the_graph_path_exactly() {
+        let device = h100_sxm();
+        for m in models() {
+            for w in workloads() {
+                let a = analyze(&m, &w, &device).unwrap();
+                let g = build_graph(&m, &w);
+                let (rows, totals) = evaluate_graph(&g, &w, &device).unwrap();
+                let mut memory = memory_footprint(&m, &w, &g);
+                memory.capacity = device.capacity();
+                assert_eq!(a.rows, rows, "{} {w:?}", m.name);
+                assert_eq!(a.totals, totals, "{} {w:?}", m.name);
+                assert_eq!(a.memory, memory, "{} {w:?}", m.name);
+                // The allocation-free totals agree bit for bit.
+                assert_eq!(analyze_totals(&m, &w, &device).unwrap(), a.totals);
+                let costs = node_costs(&m, &w).unwrap();
+                assert_eq!(costs.nodes().len(), rows.len());
+                for (n, r) in costs.nodes().iter().zip(&rows) {
+                    assert_eq!((n.name, n.cost, n.compute), (r.name, r.cost, r.compute));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_peak_is_the_same_error_on_every_path() {
+        let mut device = h100_sxm();
+        device.peaks.retain(|(p, _)| *p != Precision::Bf16);
+        let m = llama2_7b();
+        let w = workloads()[0];
+        let g = build_graph(&m, &w);
+        let expect = AnalysisError::from(evaluate_graph(&g, &w, &device).unwrap_err());
+        assert_eq!(analyze(&m, &w, &device).unwrap_err(), expect);
+        assert_eq!(analyze_totals(&m, &w, &device).unwrap_err(), expect);
+    }
+
+    #[test]
+    fn every_decoder_variant_fits_the_fixed_node_list() {
+        for m in models() {
+            for w in workloads() {
+                let c = node_costs(&m, &w).unwrap();
+                assert!(c.is_complete() && c.emitted() <= MAX_NODES);
+                assert_eq!(c.emitted(), build_graph(&m, &w).nodes.len());
+            }
+        }
+    }
+
+    #[test]
+    fn chip_roofs_answer_as_peak_for() {
+        for (i, p) in Precision::ALL.iter().enumerate() {
+            assert_eq!(precision_index(*p), i);
+        }
+        // A chip with no fp32 figure (TPU-like): vector work falls back to the activation peak;
+        // a precision the chip lacks is the same error either way.
+        let mut tpu = h100_sxm();
+        tpu.peaks.retain(|(p, _)| *p != Precision::Fp32);
+        for device in [h100_sxm(), tpu] {
+            for act in Precision::ALL {
+                let roofs = ChipRoofs::new(&device, act).unwrap();
+                for compute in Precision::ALL
+                    .iter()
+                    .map(|&p| Compute::Matrix(p))
+                    .chain([Compute::Vector])
+                {
+                    assert_eq!(roofs.peak(compute), peak_for(&device, compute, act));
+                }
+            }
+        }
+    }
 }

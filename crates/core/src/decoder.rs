@@ -10,7 +10,7 @@
 //! ([`Workload::kv_len`]), d hidden, h heads, g kv heads, e head_dim, f intermediate, V vocab;
 //! w, a, c bytes per element of weights, activations, KV cache.
 
-use crate::graph::{OpGraph, Scope, TensorRole};
+use crate::graph::{GraphSink, OpGraph, Scope, TensorRole};
 use crate::model::{Activation, MlpKind, NormKind, Transformer};
 use crate::ops::{
     BatchedMatmul, Elementwise, Embedding, FlashAttention, Gemm, KvCacheWrite, LayerNorm, Op,
@@ -24,6 +24,18 @@ use crate::workload::Workload;
 ///
 /// Both are assumed validated ([`Transformer::validate`], [`Workload::validate`]).
 pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
+    let mut gr = OpGraph::new(model.layers);
+    emit(model, workload, &mut gr);
+    gr
+}
+
+/// Walks the operator graph of one forward pass of `model` under `workload`, in forward order,
+/// into `gr`: every tensor ([`GraphSink::tensor`]) and every node ([`GraphSink::node`]).
+/// [`build_graph`] is this into an [`OpGraph`]; a [`crate::graph::NodeCosts`] sink gives the
+/// same node costs without allocating.
+///
+/// Both are assumed validated ([`Transformer::validate`], [`Workload::validate`]).
+pub fn emit<S: GraphSink>(model: &Transformer, workload: &Workload, gr: &mut S) {
     use Scope::{Layer, Model};
     use TensorRole::{Activation as Act, Input, KvCache, Weight};
 
@@ -43,7 +55,6 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
     );
     let (tf, df, qf, kvf, ff) = (t as f64, d as f64, (h * e) as f64, (g * e) as f64, f as f64);
 
-    let mut gr = OpGraph::new(model.layers);
     let linear = |m: u64, n: u64, k: u64, bias: bool| {
         Op::Gemm(Gemm {
             m,
@@ -340,5 +351,4 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
         &[xf, head_w],
         &[logits],
     );
-    gr
 }

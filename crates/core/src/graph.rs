@@ -3,8 +3,13 @@
 //! One decoder block is built once and counted `layers` times; operators outside the blocks
 //! (embedding, final norm, lm_head) are counted once. A node reads its input tensors from main
 //! memory and writes its outputs there; a fusion pass decides which of those tensors stay on chip.
+//!
+//! The decoder does not build an [`OpGraph`] directly: it emits tensors and nodes into a
+//! [`GraphSink`]. An [`OpGraph`] is one sink (every tensor and edge, in `Vec`s); [`NodeCosts`] is
+//! another that keeps only what a roofline evaluation needs (each node's cost and peak, the
+//! largest activation) in a fixed-size array, so evaluating a configuration allocates nothing.
 
-use crate::ops::Op;
+use crate::ops::{Compute, Cost, Op};
 use crate::precision::Precision;
 use crate::units::Bytes;
 use serde::Serialize;
@@ -158,5 +163,252 @@ impl OpGraph {
             .iter()
             .enumerate()
             .find(|(_, n)| n.outputs.contains(&t))
+    }
+}
+
+/// Where the decoder ([`crate::decoder::emit`]) puts the graph it walks.
+pub trait GraphSink {
+    /// Adds a tensor of a given size in bytes and returns its id.
+    fn tensor_bytes(
+        &mut self,
+        name: &'static str,
+        bytes: Bytes,
+        precision: Precision,
+        role: TensorRole,
+    ) -> TensorId;
+
+    /// Adds a node of scope `scope` running `op`, reading `inputs` and writing `outputs`.
+    fn node(
+        &mut self,
+        name: &'static str,
+        scope: Scope,
+        op: Op,
+        inputs: &[TensorId],
+        outputs: &[TensorId],
+    );
+
+    /// Adds a tensor of `elements` elements stored in `precision` and returns its id.
+    fn tensor(
+        &mut self,
+        name: &'static str,
+        elements: f64,
+        precision: Precision,
+        role: TensorRole,
+    ) -> TensorId {
+        self.tensor_bytes(name, Bytes(elements * precision.bytes()), precision, role)
+    }
+}
+
+impl GraphSink for OpGraph {
+    fn tensor_bytes(
+        &mut self,
+        name: &'static str,
+        bytes: Bytes,
+        precision: Precision,
+        role: TensorRole,
+    ) -> TensorId {
+        OpGraph::tensor_bytes(self, name, bytes, precision, role)
+    }
+
+    fn node(
+        &mut self,
+        name: &'static str,
+        scope: Scope,
+        op: Op,
+        inputs: &[TensorId],
+        outputs: &[TensorId],
+    ) {
+        OpGraph::node(self, name, scope, op, inputs, outputs)
+    }
+}
+
+/// What a roofline evaluation needs of one node: its name, type, scope, cost and the units it
+/// runs on. `Copy`, so a list of them lives on the stack.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NodeCost {
+    /// Node name (`q_proj`).
+    pub name: &'static str,
+    /// Operator type (`gemm`).
+    pub kind: &'static str,
+    /// In every block or once per model.
+    pub scope: Scope,
+    /// FLOPs and bytes of one execution.
+    pub cost: Cost,
+    /// The units it runs on (which peak applies).
+    pub compute: Compute,
+}
+
+impl NodeCost {
+    const EMPTY: NodeCost = NodeCost {
+        name: "",
+        kind: "",
+        scope: Scope::Model,
+        cost: Cost {
+            flops: crate::units::Flop(0.0),
+            bytes_read: Bytes(0.0),
+            bytes_written: Bytes(0.0),
+        },
+        compute: Compute::Vector,
+    };
+}
+
+/// A [`GraphSink`] that hands each node's [`NodeCost`] to a closure as it is emitted, and keeps
+/// the largest activation tensor: nothing is stored, nothing allocated. The analysis and the
+/// sweep evaluate nodes on the roofline this way, straight from the decoder.
+pub struct VisitNodes<F: FnMut(NodeCost)> {
+    visit: F,
+    tensors: usize,
+    /// The largest activation tensor emitted (the last of equal ones), in bytes, and its name.
+    pub largest_activation: Option<(Bytes, &'static str)>,
+}
+
+impl<F: FnMut(NodeCost)> VisitNodes<F> {
+    /// A sink calling `visit` once per node, in forward order.
+    pub fn new(visit: F) -> Self {
+        Self {
+            visit,
+            tensors: 0,
+            largest_activation: None,
+        }
+    }
+}
+
+/// Keeps the largest activation: `>=`, so the last of equally large tensors wins, as
+/// `Iterator::max_by` picks it in [`crate::analysis::memory_footprint`].
+#[inline(always)]
+fn track_largest(
+    largest: &mut Option<(Bytes, &'static str)>,
+    name: &'static str,
+    bytes: Bytes,
+    role: TensorRole,
+) {
+    if role == TensorRole::Activation && largest.is_none_or(|(b, _)| bytes.get() >= b.get()) {
+        *largest = Some((bytes, name));
+    }
+}
+
+impl<F: FnMut(NodeCost)> GraphSink for VisitNodes<F> {
+    #[inline(always)]
+    fn tensor_bytes(
+        &mut self,
+        name: &'static str,
+        bytes: Bytes,
+        _precision: Precision,
+        role: TensorRole,
+    ) -> TensorId {
+        track_largest(&mut self.largest_activation, name, bytes, role);
+        self.tensors += 1;
+        self.tensors - 1
+    }
+
+    #[inline(always)]
+    fn node(
+        &mut self,
+        name: &'static str,
+        scope: Scope,
+        op: Op,
+        _inputs: &[TensorId],
+        _outputs: &[TensorId],
+    ) {
+        (self.visit)(NodeCost {
+            name,
+            kind: op.kind(),
+            scope,
+            cost: op.cost(),
+            compute: op.compute(),
+        });
+    }
+}
+
+/// Most nodes a [`NodeCosts`] holds. The decoder emits at most 20 (unfused attention, gated MLP);
+/// a test checks every variant fits.
+pub const MAX_NODES: usize = 32;
+
+/// A [`GraphSink`] that keeps each node's cost and the largest activation tensor, in a
+/// fixed-size array: filling one allocates nothing.
+///
+/// Nodes beyond [`MAX_NODES`] are counted in [`NodeCosts::emitted`] but not kept, so a caller can
+/// tell a truncated list ([`NodeCosts::is_complete`]).
+#[derive(Debug, Clone)]
+pub struct NodeCosts {
+    nodes: [NodeCost; MAX_NODES],
+    emitted: usize,
+    tensors: usize,
+    /// How many times the block's nodes run per forward pass.
+    pub layers: u64,
+    /// The largest activation tensor emitted (the last of equal ones), in bytes, and its name.
+    pub largest_activation: Option<(Bytes, &'static str)>,
+}
+
+impl NodeCosts {
+    /// An empty list for a model of `layers` blocks.
+    pub fn new(layers: u64) -> Self {
+        Self {
+            nodes: [NodeCost::EMPTY; MAX_NODES],
+            emitted: 0,
+            tensors: 0,
+            layers,
+            largest_activation: None,
+        }
+    }
+
+    /// The nodes kept, in emission (forward) order.
+    pub fn nodes(&self) -> &[NodeCost] {
+        &self.nodes[..self.emitted.min(MAX_NODES)]
+    }
+
+    /// How many nodes were emitted (kept or not).
+    pub fn emitted(&self) -> usize {
+        self.emitted
+    }
+
+    /// Whether every emitted node was kept.
+    pub fn is_complete(&self) -> bool {
+        self.emitted <= MAX_NODES
+    }
+
+    /// How many times a node of `scope` runs per forward pass.
+    #[inline]
+    pub fn count(&self, scope: Scope) -> u64 {
+        match scope {
+            Scope::Layer => self.layers,
+            Scope::Model => 1,
+        }
+    }
+}
+
+impl GraphSink for NodeCosts {
+    #[inline(always)]
+    fn tensor_bytes(
+        &mut self,
+        name: &'static str,
+        bytes: Bytes,
+        _precision: Precision,
+        role: TensorRole,
+    ) -> TensorId {
+        track_largest(&mut self.largest_activation, name, bytes, role);
+        self.tensors += 1;
+        self.tensors - 1
+    }
+
+    #[inline(always)]
+    fn node(
+        &mut self,
+        name: &'static str,
+        scope: Scope,
+        op: Op,
+        _inputs: &[TensorId],
+        _outputs: &[TensorId],
+    ) {
+        if let Some(slot) = self.nodes.get_mut(self.emitted) {
+            *slot = NodeCost {
+                name,
+                kind: op.kind(),
+                scope,
+                cost: op.cost(),
+                compute: op.compute(),
+            };
+        }
+        self.emitted += 1;
     }
 }

@@ -1,6 +1,8 @@
 //! A transformer's architecture, validated: the numbers the cost model needs, resolved from a
 //! config file by `roofline-inputs`.
 
+use crate::precision::Precision;
+use crate::units::Bytes;
 use serde::Serialize;
 use std::fmt;
 
@@ -165,6 +167,35 @@ impl Transformer {
         }
     }
 
+    /// Bytes of all weights stored in `precision`: [`Transformer::parameters`] × bytes per
+    /// element.
+    pub fn weight_bytes(&self, precision: Precision) -> Bytes {
+        Bytes(self.parameters() as f64 * precision.bytes())
+    }
+
+    /// Bytes of the KV cache for `batch` sequences of `tokens` tokens each, stored in
+    /// `precision`: 2 (K and V) · layers · batch · tokens · kv_heads · head_dim · bytes per
+    /// element. For Llama-2-70B in fp16 at 1,024 tokens that is 0.3125 GiB per sequence, as in
+    /// Databricks's "LLM Inference Performance Engineering" (2023), Table 3.
+    pub fn kv_cache_bytes(&self, batch: u64, tokens: u64, precision: Precision) -> Bytes {
+        Bytes(
+            2.0 * self.layers as f64
+                * batch as f64
+                * tokens as f64
+                * (self.kv_heads * self.head_dim) as f64
+                * precision.bytes(),
+        )
+    }
+
+    /// Parameters outside the embedding matrices: [`Transformer::parameters`] less vocab·d for
+    /// the token embedding and, when untied, vocab·d for lm_head. This is the N of Kaplan et al.
+    /// 2020, §2.1 ("non-embedding parameters"); the final norm stays in.
+    pub fn non_embedding_parameters(&self) -> u64 {
+        let emb = self.vocab * self.hidden;
+        let head = if self.tie_embeddings { 0 } else { emb };
+        self.parameters() - emb - head
+    }
+
     /// Total parameters: embedding (vocab·d), blocks, final norm, and lm_head (vocab·d) unless
     /// tied to the embedding (a tied matrix counts once).
     pub fn parameters(&self) -> u64 {
@@ -206,6 +237,46 @@ pub(crate) mod tests {
         // 2·32000·4096 + 32·(4·4096² + 3·4096·11008 + 2·4096) + 4096 = 6,738,415,616
         // (the count in shared/models/README.md).
         assert_eq!(llama2_7b().parameters(), 6_738_415_616);
+    }
+
+    #[test]
+    fn kv_cache_bytes_match_databricks_table_3() {
+        // Llama-2-70B (80 layers, 8 KV heads of 128), fp16, 1,024 tokens: Databricks "LLM
+        // Inference Performance Engineering" Table 3 gives 0.312 GiB at batch 1 and 20 GiB at 64.
+        let m = Transformer {
+            hidden: 8192,
+            layers: 80,
+            heads: 64,
+            kv_heads: 8,
+            intermediate: 28672,
+            ..llama2_7b()
+        };
+        let gib = 1024f64.powi(3);
+        let one = m.kv_cache_bytes(1, 1024, Precision::Fp16).get();
+        assert_eq!(one, 2.0 * 80.0 * 1024.0 * 8.0 * 128.0 * 2.0);
+        assert_eq!(one / gib, 0.3125);
+        assert_eq!(
+            m.kv_cache_bytes(64, 1024, Precision::Fp16).get() / gib,
+            20.0
+        );
+    }
+
+    #[test]
+    fn non_embedding_parameters_drop_both_matrices_unless_tied() {
+        // 6,738,415,616 − 2·32000·4096 = 6,476,271,616.
+        assert_eq!(llama2_7b().non_embedding_parameters(), 6_476_271_616);
+        let tied = Transformer {
+            tie_embeddings: true,
+            ..llama2_7b()
+        };
+        assert_eq!(
+            tied.non_embedding_parameters(),
+            tied.parameters() - 32000 * 4096
+        );
+        assert_eq!(
+            llama2_7b().weight_bytes(Precision::Bf16).get(),
+            13_476_831_232.0
+        );
     }
 
     #[test]

@@ -66,6 +66,9 @@ pub enum Op {
 
 impl Op {
     /// FLOPs and bytes of one execution of this operator as an unfused kernel.
+    // `always`: inlined into the decoder's call sites, where the variant is known, the match
+    // folds away (a 2× faster analysis; see the `analysis` benchmark).
+    #[inline(always)]
     pub fn cost(&self) -> Cost {
         match self {
             Op::Gemm(o) => o.cost(),
@@ -82,6 +85,7 @@ impl Op {
     }
 
     /// The units the operator runs on, which selects the peak that applies.
+    #[inline(always)]
     pub fn compute(&self) -> Compute {
         match self {
             Op::Gemm(o) => Compute::Matrix(o.compute),
@@ -92,6 +96,7 @@ impl Op {
     }
 
     /// Short name of the operator type (`gemm`, `softmax`, …).
+    #[inline(always)]
     pub fn kind(&self) -> &'static str {
         match self {
             Op::Gemm(_) => "gemm",
