@@ -22,6 +22,10 @@ pub enum Command {
     },
     /// List the embedded model presets.
     Models(FormatArg),
+    /// One operator on one chip: FLOPs, bytes, intensity, ridge, bound, time (`--explain`).
+    Op(OpArgs),
+    /// A self-contained HTML report of `analyze`: tables, roofline plot, a derivation.
+    Report(ReportArgs),
     /// Price a user-named chain of operators as separate kernels and as one fused kernel.
     Fuse(FuseArgs),
 }
@@ -35,8 +39,13 @@ pub enum HardwareCommand {
         /// Chip id (`h100-sxm`) or a chip file (`my-chip.toml`).
         name: String,
         #[command(flatten)]
+        plot: PlotArgs,
+        #[command(flatten)]
         format: FormatArg,
     },
+    /// Chips side by side: peaks per precision, bandwidth, capacity, ridge points; `--plot`
+    /// overlays their rooflines.
+    Compare(CompareArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -134,6 +143,11 @@ pub struct AnalyzeArgs {
     /// Attention as one fused FlashAttention kernel instead of QKᵀ, softmax and S·V.
     #[arg(long)]
     pub flash_attention: bool,
+    /// Instead of the tables, the worked derivation of one operator (`q_proj`) in each stage.
+    #[arg(long, value_name = "OPERATOR")]
+    pub explain: Option<String>,
+    #[command(flatten)]
+    pub plot: PlotArgs,
     /// Also report kernel fusion: eager (every operator its own kernel), compiled
     /// (torch.compile-like) or max (every rule), before and after.
     #[arg(long, value_parser = parse_preset)]
@@ -170,6 +184,193 @@ pub struct FuseArgs {
     /// Launch overhead per kernel, overriding the chip file's.
     #[arg(long, value_parser = parse_duration_small)]
     pub launch_overhead: Option<f64>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+/// `--plot FILE` and `--force`, shared by every command that can draw a roofline.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Also draw the roofline plot to FILE (`.svg` or `.png`).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<std::path::PathBuf>,
+    /// Overwrite output files that already exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// A whole number of at least 1.
+fn parse_positive(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!(
+            "`{s}` is not a whole number: give a count such as 4096"
+        )),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct OpArgs {
+    #[command(subcommand)]
+    pub op: OpKind,
+}
+
+/// Flags every `roofline op` operator takes.
+#[derive(Debug, Args)]
+pub struct OpCommon {
+    /// Chip id (`roofline hardware list`) or a chip file in the catalog's TOML format.
+    #[arg(long, default_value = "a6000")]
+    pub hardware: String,
+    /// Precision of every tensor and of the computation (fp32, tf32, bf16, fp16, fp8, int8, int4).
+    #[arg(long, default_value = "bf16", value_parser = parse_precision)]
+    pub precision: Precision,
+    /// Instead of the table, the worked derivation of every number.
+    #[arg(long)]
+    pub explain: bool,
+    #[command(flatten)]
+    pub plot: PlotArgs,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OpKind {
+    /// C[m,n] = A[m,k] · B[k,n] (+ bias): 2·m·n·k FLOP.
+    Gemm {
+        /// Rows of A and C (tokens).
+        #[arg(long, value_parser = parse_positive)]
+        m: u64,
+        /// Columns of B and C (output features).
+        #[arg(long, value_parser = parse_positive)]
+        n: u64,
+        /// Reduction dimension (input features).
+        #[arg(long, value_parser = parse_positive)]
+        k: u64,
+        /// Add a bias of n elements.
+        #[arg(long)]
+        bias: bool,
+        #[command(flatten)]
+        common: OpCommon,
+    },
+    /// Attention: one fused kernel (`--fused`, FlashAttention) or QKᵀ, softmax and S·V.
+    Attention {
+        /// Sequences.
+        #[arg(long, default_value_t = 1, value_parser = parse_positive)]
+        batch: u64,
+        /// Query heads.
+        #[arg(long, value_parser = parse_positive)]
+        heads: u64,
+        /// Key/value heads (grouped-query attention); defaults to --heads.
+        #[arg(long, value_parser = parse_positive)]
+        kv_heads: Option<u64>,
+        /// Elements per head.
+        #[arg(long, value_parser = parse_positive)]
+        head_dim: u64,
+        /// Queries per sequence (prefill: the prompt length; decode: 1).
+        #[arg(long, value_parser = parse_positive)]
+        q_len: u64,
+        /// Keys per sequence; defaults to --q-len.
+        #[arg(long, value_parser = parse_positive)]
+        kv_len: Option<u64>,
+        /// Causal mask: the fused kernel skips masked blocks (eager attention computes every
+        /// score anyway).
+        #[arg(long)]
+        causal: bool,
+        /// One fused FlashAttention kernel instead of three.
+        #[arg(long)]
+        fused: bool,
+        /// Precision of K and V (the KV cache), overriding --precision.
+        #[arg(long, value_parser = parse_precision)]
+        kv_precision: Option<Precision>,
+        #[command(flatten)]
+        common: OpCommon,
+    },
+    /// Row-wise softmax with the attention scale and mask: 7 FLOP per element.
+    Softmax {
+        /// Rows (independent softmaxes).
+        #[arg(long, value_parser = parse_positive)]
+        rows: u64,
+        /// Elements per row.
+        #[arg(long, value_parser = parse_positive)]
+        cols: u64,
+        /// Plain softmax (5 FLOP per element), without the scale and mask.
+        #[arg(long)]
+        no_scale_mask: bool,
+        #[command(flatten)]
+        common: OpCommon,
+    },
+    /// RMSNorm over rows of cols elements: 4 FLOP per element.
+    Rmsnorm {
+        /// Rows (tokens).
+        #[arg(long, value_parser = parse_positive)]
+        rows: u64,
+        /// Elements per row (hidden size).
+        #[arg(long, value_parser = parse_positive)]
+        cols: u64,
+        #[command(flatten)]
+        common: OpCommon,
+    },
+    /// LayerNorm with weight and bias over rows of cols elements: 7 FLOP per element.
+    Layernorm {
+        /// Rows (tokens).
+        #[arg(long, value_parser = parse_positive)]
+        rows: u64,
+        /// Elements per row (hidden size).
+        #[arg(long, value_parser = parse_positive)]
+        cols: u64,
+        #[command(flatten)]
+        common: OpCommon,
+    },
+    /// An elementwise map of `inputs` tensors of `elements` elements into one.
+    Elementwise {
+        /// Input tensors (2 for an add).
+        #[arg(long, default_value_t = 2, value_parser = parse_positive)]
+        inputs: u64,
+        /// Elements per tensor.
+        #[arg(long, value_parser = parse_positive)]
+        elements: u64,
+        /// FLOPs per output element (1 for an add; SiLU·mul is 4).
+        #[arg(long, default_value_t = 1.0)]
+        flops_per_element: f64,
+        #[command(flatten)]
+        common: OpCommon,
+    },
+}
+
+impl OpKind {
+    /// The flags every operator shares.
+    pub fn common(&self) -> &OpCommon {
+        match self {
+            OpKind::Gemm { common, .. }
+            | OpKind::Attention { common, .. }
+            | OpKind::Softmax { common, .. }
+            | OpKind::Rmsnorm { common, .. }
+            | OpKind::Layernorm { common, .. }
+            | OpKind::Elementwise { common, .. } => common,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The HTML file to write (never overwritten without --force).
+    #[arg(long, value_name = "FILE")]
+    pub out: std::path::PathBuf,
+    #[command(flatten)]
+    pub analyze: AnalyzeArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more chip ids (`a100-sxm-80gb h100-sxm h200`) or chip files.
+    #[arg(required = true, num_args = 2..)]
+    pub names: Vec<String>,
+    /// Precisions drawn bold in the plot (comma-separated); all the chips' roofs are drawn.
+    #[arg(long, value_delimiter = ',', value_parser = parse_precision)]
+    pub precision: Vec<Precision>,
+    #[command(flatten)]
+    pub plot: PlotArgs,
     #[command(flatten)]
     pub format: FormatArg,
 }

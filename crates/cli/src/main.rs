@@ -7,6 +7,7 @@
 mod args;
 mod commands;
 mod error;
+mod output;
 
 use clap::Parser;
 use std::io::Write;

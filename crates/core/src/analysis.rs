@@ -444,7 +444,7 @@ fn count(layers: u64, scope: Scope) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::decoder::build_graph;
     use crate::device::tests::h100_sxm;

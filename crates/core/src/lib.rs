@@ -9,6 +9,7 @@
 //! - [`model`], [`workload`], [`decoder`], [`graph`]: a transformer's operator graph for one
 //!   forward pass.
 //! - [`analysis`]: the graph evaluated on a chip.
+//! - [`single`]: one operator on one chip (`roofline op`); [`explain`]: worked derivations.
 //!
 //! ```
 //! use roofline_core::ops::Gemm;
@@ -28,12 +29,14 @@ pub mod analysis;
 pub mod cited;
 pub mod decoder;
 pub mod device;
+pub mod explain;
 pub mod fusion;
 pub mod graph;
 pub mod model;
 pub mod ops;
 pub mod precision;
 pub mod roofline;
+pub mod single;
 pub mod units;
 pub mod workload;
 

@@ -87,7 +87,7 @@ impl AttentionSpec {
                 });
             }
         }
-        if self.heads % self.kv_heads != 0 {
+        if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(ShapeError {
                 field: "--kv-heads",
                 message: format!(

@@ -12,9 +12,14 @@
 //! ```
 
 pub mod analysis;
+pub mod compare;
+pub mod explain;
 pub mod fusion;
 pub mod hardware;
+pub mod html;
 pub mod models;
+pub mod plot;
+pub mod single;
 pub mod units;
 
 use std::fmt;

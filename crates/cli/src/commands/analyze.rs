@@ -9,7 +9,71 @@ use roofline_inputs::hardware::find_device;
 use roofline_report::analysis::{write_analysis, AnalyzeReport};
 use std::io::Write;
 
+/// The model, chip and per-stage analyses `analyze` (and `report`) work from.
+pub(crate) struct Prepared {
+    pub model: roofline_core::model::Transformer,
+    pub device: roofline_core::device::Device,
+    pub precisions: Precisions,
+    pub analyses: Vec<roofline_core::analysis::StageAnalysis>,
+}
+
 pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if let Some(path) = &a.plot.plot {
+        super::plot::check_plot_path(path, a.plot.force)?;
+    }
+    let Prepared {
+        model,
+        device,
+        precisions,
+        analyses,
+    } = prepare(a)?;
+    let report = AnalyzeReport {
+        model: &model,
+        device: &device,
+        stages: &analyses,
+    };
+    if let Some(path) = &a.plot.plot {
+        super::plot::plot_analysis(path, a.plot.force, &model, &device, &analyses)?;
+    }
+    if let Some(name) = &a.explain {
+        return super::plot::explain_analysis(
+            name,
+            &model,
+            &device,
+            &analyses,
+            a.format.format.into(),
+            out,
+        );
+    }
+    if let Some(preset) = a.fusion {
+        let fusion = analyses
+            .iter()
+            .map(|s| {
+                let graph = roofline_core::decoder::build_graph(&model, &s.workload);
+                roofline_core::fusion::compare_preset(
+                    &graph,
+                    preset,
+                    precisions.act,
+                    &device,
+                    device.launch_overhead.value,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(roofline_core::analysis::AnalysisError::from)?;
+        roofline_report::fusion::write_analysis_with_fusion(
+            &report,
+            &fusion,
+            a.format.format.into(),
+            out,
+        )?;
+        return Ok(());
+    }
+    write_analysis(&report, a.format.format.into(), out)?;
+    Ok(())
+}
+
+/// Reads the model and chip and analyses each stage the flags ask for.
+pub(crate) fn prepare(a: &AnalyzeArgs) -> Result<Prepared, CliError> {
     let model = load_model(&a.model)?;
     let mut device = find_device(&a.hardware)?;
     if let Some(l) = a.launch_overhead {
@@ -40,34 +104,10 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
             analyze(&model, &w, &device)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let report = AnalyzeReport {
-        model: &model,
-        device: &device,
-        stages: &analyses,
-    };
-    if let Some(preset) = a.fusion {
-        let fusion = analyses
-            .iter()
-            .map(|s| {
-                let graph = roofline_core::decoder::build_graph(&model, &s.workload);
-                roofline_core::fusion::compare_preset(
-                    &graph,
-                    preset,
-                    precisions.act,
-                    &device,
-                    device.launch_overhead.value,
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(roofline_core::analysis::AnalysisError::from)?;
-        roofline_report::fusion::write_analysis_with_fusion(
-            &report,
-            &fusion,
-            a.format.format.into(),
-            out,
-        )?;
-        return Ok(());
-    }
-    write_analysis(&report, a.format.format.into(), out)?;
-    Ok(())
+    Ok(Prepared {
+        model,
+        device,
+        precisions,
+        analyses,
+    })
 }

@@ -11,10 +11,47 @@ use std::io::Write;
 pub fn run(cmd: HardwareCommand, out: &mut dyn Write) -> Result<(), CliError> {
     match cmd {
         HardwareCommand::List(f) => write_list(&catalog()?, f.format.into(), out)?,
-        HardwareCommand::Show { name, format } => {
-            write_show(&find_device(&name)?, format.format.into(), out)?
+        HardwareCommand::Show { name, plot, format } => {
+            if let Some(p) = &plot.plot {
+                super::plot::check_plot_path(p, plot.force)?;
+            }
+            let device = find_device(&name)?;
+            if let Some(p) = &plot.plot {
+                let chart = roofline_report::plot::RooflineChart::for_devices(
+                    std::slice::from_ref(&device),
+                    &roofline_core::precision::Precision::ALL,
+                )
+                .map_err(roofline_core::analysis::AnalysisError::from)?;
+                super::plot::write_plot(p, plot.force, &chart)?;
+            }
+            write_show(&device, format.format.into(), out)?
         }
+        HardwareCommand::Compare(a) => compare(&a, out)?,
     }
+    Ok(())
+}
+
+/// `hardware compare A B …`: the chips side by side, and their rooflines overlaid with `--plot`.
+fn compare(a: &crate::args::CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if let Some(p) = &a.plot.plot {
+        super::plot::check_plot_path(p, a.plot.force)?;
+    }
+    let devices = a
+        .names
+        .iter()
+        .map(|n| find_device(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(p) = &a.plot.plot {
+        let emphasis: &[roofline_core::precision::Precision] = if a.precision.is_empty() {
+            &roofline_core::precision::Precision::ALL
+        } else {
+            &a.precision
+        };
+        let chart = roofline_report::plot::RooflineChart::for_devices(&devices, emphasis)
+            .map_err(roofline_core::analysis::AnalysisError::from)?;
+        super::plot::write_plot(p, a.plot.force, &chart)?;
+    }
+    roofline_report::compare::write_compare(&devices, a.format.format.into(), out)?;
     Ok(())
 }
 

@@ -3,6 +3,9 @@
 mod analyze;
 mod fuse;
 mod hardware;
+mod op;
+mod plot;
+mod report;
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;
@@ -14,6 +17,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Analyze(a) => analyze::run(&a, out),
         Command::Hardware { command } => hardware::run(command, out),
         Command::Models(f) => hardware::models(f.format.into(), out),
+        Command::Op(a) => op::run(&a, out),
+        Command::Report(a) => report::run(&a, out),
         Command::Fuse(a) => fuse::run(&a, out),
     }
 }

@@ -1,0 +1,77 @@
+//! `roofline report CONFIG … --out report.html`: the analysis as one self-contained HTML page.
+
+use super::analyze::{prepare, Prepared};
+use crate::args::ReportArgs;
+use crate::error::{CliError, Kind};
+use crate::output::{check_output, write_output};
+use roofline_core::analysis::AnalysisError;
+use roofline_core::explain::explain_node;
+use roofline_report::analysis::AnalyzeReport;
+use roofline_report::html::{largest_operator, render_html, write_summary, HtmlReport};
+use roofline_report::plot::{render_svg, RooflineChart};
+use std::io::Write;
+
+pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let force = a.analyze.plot.force;
+    check_output(&a.out, force, "--out")?;
+    if let Some(p) = &a.analyze.plot.plot {
+        super::plot::check_plot_path(p, force)?;
+    }
+    let Prepared {
+        model,
+        device,
+        analyses,
+        ..
+    } = prepare(&a.analyze)?;
+    let chart =
+        RooflineChart::for_analysis(&model, &device, &analyses).map_err(AnalysisError::from)?;
+    let svg = render_svg(&chart).map_err(|e| CliError {
+        kind: Kind::Internal,
+        message: e.to_string(),
+        hint: None,
+    })?;
+    let mut derivations = Vec::new();
+    for s in &analyses {
+        let name = match &a.analyze.explain {
+            Some(n) => n.as_str(),
+            None => match largest_operator(s) {
+                Some(n) => n,
+                None => continue,
+            },
+        };
+        let d = explain_node(&model, s, &device, name).map_err(|e| match e {
+            roofline_core::explain::ExplainError::Device(d) => AnalysisError::from(d).into(),
+            other => CliError::bad_input(
+                format!("`--explain {name}`: {other}"),
+                Some(format!(
+                    "operators: {}",
+                    s.rows.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
+                )),
+            ),
+        })?;
+        derivations.push((s.workload.stage.to_string(), d));
+    }
+    let html = render_html(&HtmlReport {
+        analysis: AnalyzeReport {
+            model: &model,
+            device: &device,
+            stages: &analyses,
+        },
+        svg: &svg,
+        derivations: &derivations,
+        explained: a.analyze.explain.as_deref(),
+        version: env!("CARGO_PKG_VERSION"),
+    });
+    write_output(&a.out, force, html.as_bytes())?;
+    if let Some(p) = &a.analyze.plot.plot {
+        super::plot::write_plot(p, force, &chart)?;
+    }
+    write_summary(
+        &a.out.display().to_string(),
+        html.len(),
+        chart.points.len(),
+        a.analyze.format.format.into(),
+        out,
+    )?;
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! Rendering of `roofline op`: the kernels of one operator on one chip, each with FLOPs, bytes,
+//! arithmetic intensity, ridge point, bound, attainable FLOP/s, time and its distance from the
+//! ridge; a total when the operator runs as several kernels (unfused attention).
+
+use crate::analysis::{device_json, SCHEMA_VERSION};
+use crate::units::{human_bytes, human_bytes_per_s, human_flops, human_flops_per_s};
+use crate::units::{human_intensity, human_seconds};
+use crate::{align_right_from, new_table, Format, WriteError};
+use roofline_core::analysis::OpRow;
+use roofline_core::device::Device;
+use roofline_core::ops::{Compute, Cost, Op};
+use roofline_core::roofline::Bound;
+use roofline_core::single::{total_time, RidgeDistance};
+use serde_json::{json, Value};
+use std::io::Write;
+
+/// What `roofline op` reports.
+#[derive(Debug, Clone, Copy)]
+pub struct OpReport<'a> {
+    /// The operator in words (`gemm m=1 n=4096 k=4096 (bf16)`).
+    pub title: &'a str,
+    /// The kernels' operators with their shapes, in the order of `rows`, for JSON.
+    pub ops: &'a [Op],
+    /// The chip.
+    pub device: &'a Device,
+    /// One row per kernel.
+    pub rows: &'a [OpRow],
+}
+
+/// `201.7× below` or `4.62× above`: how far from the ridge, and on which side.
+pub fn ridge_distance_text(row: &OpRow) -> String {
+    if row.cost.flops.get() == 0.0 {
+        return "no FLOPs".into();
+    }
+    let d = RidgeDistance::of(&row.point);
+    let f = d.factor;
+    let n = if f >= 100.0 {
+        format!("{f:.1}")
+    } else {
+        format!("{f:.2}")
+    };
+    match d.bound {
+        Bound::Memory => format!("{n}× below"),
+        Bound::Compute => format!("{n}× above"),
+    }
+}
+
+fn compute_name(c: Compute) -> String {
+    match c {
+        Compute::Matrix(p) => format!("{p} matrix"),
+        Compute::Vector => "fp32 vector".into(),
+    }
+}
+
+fn row_json(r: &OpRow) -> Value {
+    let d = RidgeDistance::of(&r.point);
+    json!({
+        "name": r.name,
+        "kind": r.kind,
+        "compute": compute_name(r.compute),
+        "flops": r.cost.flops.get(),
+        "bytes_read": r.cost.bytes_read.get(),
+        "bytes_written": r.cost.bytes_written.get(),
+        "bytes": r.cost.bytes().get(),
+        "arithmetic_intensity": r.point.intensity.get(),
+        "ridge_point": r.point.ridge.get(),
+        "bound": r.point.bound,
+        "peak_flops_per_s": r.peak.get(),
+        "attainable_flops_per_s": r.point.attainable.get(),
+        "compute_time_s": r.point.compute_time.get(),
+        "memory_time_s": r.point.memory_time.get(),
+        "time_s": r.point.time.get(),
+        "ridge_distance": if d.factor.is_finite() { json!(d.factor) } else { Value::Null },
+        "launch_overhead_s": r.launch_overhead.get(),
+    })
+}
+
+/// Writes `r` in `format` to `out`.
+///
+/// # Errors
+/// A failed write.
+pub fn write_op(r: &OpReport<'_>, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+    let total: Cost = r.rows.iter().map(|x| x.cost * x.count as f64).sum();
+    let time = total_time(r.rows);
+    match format {
+        Format::Json => {
+            let v = json!({
+                "schema_version": SCHEMA_VERSION,
+                "operator": r.title,
+                "hardware": device_json(r.device),
+                "kernels": r
+                    .rows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| {
+                        let mut v = row_json(x);
+                        v["shape"] = json!(r.ops.get(i));
+                        v
+                    })
+                    .collect::<Vec<_>>(),
+                "total": {
+                    "flops": total.flops.get(),
+                    "bytes": total.bytes().get(),
+                    "arithmetic_intensity": total.intensity().get(),
+                    "time_s": time.get(),
+                    "kernels": r.rows.len(),
+                },
+            });
+            serde_json::to_writer_pretty(&mut *out, &v)?;
+            writeln!(out)?;
+        }
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record([
+                "hardware",
+                "name",
+                "kind",
+                "flops",
+                "bytes_read",
+                "bytes_written",
+                "arithmetic_intensity",
+                "ridge_point",
+                "bound",
+                "attainable_flops_per_s",
+                "time_s",
+                "ridge_distance",
+            ])?;
+            for x in r.rows {
+                w.write_record([
+                    r.device.id.clone(),
+                    x.name.to_string(),
+                    x.kind.to_string(),
+                    x.cost.flops.get().to_string(),
+                    x.cost.bytes_read.get().to_string(),
+                    x.cost.bytes_written.get().to_string(),
+                    x.point.intensity.get().to_string(),
+                    x.point.ridge.get().to_string(),
+                    x.point.bound.to_string(),
+                    x.point.attainable.get().to_string(),
+                    x.point.time.get().to_string(),
+                    RidgeDistance::of(&x.point).factor.to_string(),
+                ])?;
+            }
+            w.flush()?;
+        }
+        Format::Table => {
+            let bw = r.device.bandwidth().map(|b| b.get()).unwrap_or(f64::NAN);
+            writeln!(
+                out,
+                "{} on {} ({}) · bandwidth {}",
+                r.title,
+                r.device.name,
+                r.device.id,
+                human_bytes_per_s(bw)
+            )?;
+            let mut t = new_table(&[
+                "kernel",
+                "peak",
+                "FLOPs",
+                "bytes",
+                "AI (FLOP/B)",
+                "ridge",
+                "bound",
+                "attainable",
+                "time",
+                "from ridge",
+            ]);
+            for x in r.rows {
+                t.add_row(vec![
+                    x.name.to_string(),
+                    format!(
+                        "{} {}",
+                        human_flops_per_s(x.peak.get()),
+                        compute_name(x.compute)
+                    ),
+                    human_flops(x.cost.flops.get()),
+                    human_bytes(x.cost.bytes().get()),
+                    human_intensity(x.point.intensity.get()),
+                    format!("{:.1}", x.point.ridge.get()),
+                    format!("{}-bound", x.point.bound),
+                    human_flops_per_s(x.point.attainable.get()),
+                    human_seconds(x.point.time.get()),
+                    ridge_distance_text(x),
+                ]);
+            }
+            align_right_from(&mut t, 1);
+            writeln!(out, "{t}")?;
+            if r.rows.len() > 1 {
+                writeln!(
+                    out,
+                    "total: {} kernels · {} · {} · AI {} FLOP/B · time {} (kernels back to back)",
+                    r.rows.len(),
+                    human_flops(total.flops.get()),
+                    human_bytes(total.bytes().get()),
+                    human_intensity(total.intensity().get()),
+                    human_seconds(time.get())
+                )?;
+            }
+            writeln!(
+                out,
+                "ridge point = peak / bandwidth; from ridge = ridge / AI below it (memory-bound), AI / ridge above it (compute-bound). `--explain` derives every number."
+            )?;
+        }
+    }
+    Ok(())
+}
