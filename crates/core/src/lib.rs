@@ -32,11 +32,14 @@ pub mod device;
 pub mod explain;
 pub mod fusion;
 pub mod graph;
+pub mod mbu;
+pub mod mfu;
 pub mod model;
 pub mod ops;
 pub mod precision;
 pub mod roofline;
 pub mod single;
+pub mod sweep;
 pub mod units;
 pub mod workload;
 

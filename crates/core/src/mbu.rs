@@ -1,0 +1,249 @@
+//! Inference efficiency of a measured decode: model bandwidth utilisation (MBU) and the MFU of
+//! the same step.
+//!
+//! A decode step produces one token per sequence and must read every weight and the whole KV
+//! cache once, so (Databricks/MosaicML, "LLM Inference Performance Engineering: Best Practices",
+//! 2023):
+//!
+//! - bytes per step = weight bytes + KV-cache bytes;
+//! - achieved bandwidth = bytes per step ÷ time per output token (TPOT);
+//! - **MBU** = achieved bandwidth ÷ peak bandwidth (devices × per-device bandwidth).
+//!
+//! The worked example there: 7B parameters in 16 bits, TPOT 14 ms: 14 GB / 14 ms = 1 TB/s, 50 %
+//! of a 2 TB/s part. The same step's **MFU** is its FLOPs ÷ TPOT ÷ (devices × dense peak). At
+//! small batch decode is memory-bound, so MBU, not MFU, says how close to the roof it runs.
+
+use crate::analysis::{node_costs, AnalysisError};
+use crate::mfu::MfuError;
+use crate::model::Transformer;
+use crate::units::{Bytes, BytesPerSec, Flop, FlopPerSec, Seconds};
+use crate::workload::{Precisions, Stage, Workload};
+use serde::Serialize;
+
+/// What one decode step must move and compute.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DecodeStep {
+    /// Sequences decoded together (one new token each per step).
+    pub batch: u64,
+    /// Every weight, read once.
+    pub weights: Bytes,
+    /// The KV cache read by the step (zero when the model's shape is not known).
+    pub kv_cache: Bytes,
+    /// FLOPs of the step.
+    pub flops: Flop,
+}
+
+impl DecodeStep {
+    /// Bytes that must be read per step: weights + KV cache.
+    pub fn bytes(&self) -> Bytes {
+        self.weights + self.kv_cache
+    }
+
+    /// A decode step of `model` at `batch` sequences with `context` cached tokens each: weights
+    /// [`Transformer::weight_bytes`]; KV cache of the context + 1 keys each new token attends
+    /// ([`Workload::kv_len`], as `roofline analyze` counts it); FLOPs of our decode graph.
+    ///
+    /// # Errors
+    /// An invalid model, batch or context.
+    pub fn of_model(
+        model: &Transformer,
+        batch: u64,
+        context: u64,
+        precisions: Precisions,
+    ) -> Result<Self, AnalysisError> {
+        let w = Workload {
+            stage: Stage::Decode,
+            batch,
+            seq_len: 1,
+            context,
+            precisions,
+            flash_attention: false,
+        };
+        let costs = node_costs(model, &w)?;
+        let flops = costs
+            .nodes()
+            .iter()
+            .map(|n| n.cost.flops * costs.count(n.scope) as f64)
+            .sum();
+        Ok(Self {
+            batch,
+            weights: model.weight_bytes(precisions.weight),
+            kv_cache: model.kv_cache_bytes(batch, w.kv_len(), precisions.kv),
+            flops,
+        })
+    }
+
+    /// A decode step known only by its parameter count N, as in Databricks's worked example:
+    /// weights N × `weight_bytes`, KV cache not counted, FLOPs 2·N per sequence (Kaplan's forward).
+    pub fn of_params(params: f64, batch: u64, weight_bytes: f64) -> Self {
+        Self {
+            batch,
+            weights: Bytes(params * weight_bytes),
+            kv_cache: Bytes::ZERO,
+            flops: Flop(2.0 * params * batch as f64),
+        }
+    }
+}
+
+/// How fast the decode ran.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pace {
+    /// Time per output token (one step; each sequence gets one token).
+    TimePerToken(Seconds),
+    /// Output tokens per second over the whole batch (batch ÷ TPOT).
+    TokensPerSecond(f64),
+}
+
+/// The devices the model is spread over (tensor parallel), with one device's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Accelerators {
+    /// Devices.
+    pub devices: u64,
+    /// Main-memory bandwidth of one device, B/s.
+    pub bandwidth: BytesPerSec,
+    /// Dense peak of one device, when known (for the MFU).
+    pub peak: Option<FlopPerSec>,
+}
+
+/// MBU and MFU of a measured decode step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Mbu {
+    /// The step.
+    pub step: DecodeStep,
+    /// Time per output token (TPOT).
+    pub time_per_token: Seconds,
+    /// Output tokens per second over the batch.
+    pub tokens_per_s: f64,
+    /// Bytes per step ÷ TPOT.
+    pub achieved_bandwidth: BytesPerSec,
+    /// Devices × bandwidth.
+    pub peak_bandwidth: BytesPerSec,
+    /// Model bandwidth utilisation, a fraction.
+    pub mbu: f64,
+    /// FLOPs per step ÷ TPOT.
+    pub achieved_flops: FlopPerSec,
+    /// Devices × dense peak, when known.
+    pub peak_flops: Option<FlopPerSec>,
+    /// Model FLOPs utilisation of the step, a fraction, when the peak is known.
+    pub mfu: Option<f64>,
+    /// The fastest the step can run: bytes ÷ peak bandwidth (MBU = 1).
+    pub floor: Seconds,
+}
+
+fn positive(field: &'static str, v: f64) -> Result<f64, MfuError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(MfuError {
+            field,
+            message: format!("must be a positive number, got {v}"),
+        })
+    }
+}
+
+/// MBU and MFU of `step` decoded at `pace` on `accel`.
+///
+/// # Errors
+/// A zero, negative or non-finite time, rate, device count, bandwidth or peak, naming its flag.
+pub fn mbu(step: &DecodeStep, pace: Pace, accel: &Accelerators) -> Result<Mbu, MfuError> {
+    let batch = positive("--batch", step.batch as f64)?;
+    let tpot = match pace {
+        Pace::TimePerToken(t) => Seconds(positive("--tpot", t.get())?),
+        Pace::TokensPerSecond(r) => Seconds(batch / positive("--tokens-per-s", r)?),
+    };
+    let devices = positive("--devices", accel.devices as f64)?;
+    let peak_bandwidth = BytesPerSec(positive("--bandwidth", accel.bandwidth.get())? * devices);
+    let peak_flops = accel
+        .peak
+        .map(|p| positive("--peak", p.get()).map(|p| FlopPerSec(p * devices)))
+        .transpose()?;
+    let achieved_bandwidth = step.bytes() / tpot;
+    let achieved_flops = step.flops / tpot;
+    Ok(Mbu {
+        step: *step,
+        time_per_token: tpot,
+        tokens_per_s: batch / tpot.get(),
+        achieved_bandwidth,
+        peak_bandwidth,
+        mbu: achieved_bandwidth.get() / peak_bandwidth.get(),
+        achieved_flops,
+        peak_flops,
+        mfu: peak_flops.map(|p| achieved_flops / p),
+        floor: step.bytes() / peak_bandwidth,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::tests::llama2_7b;
+    use crate::precision::Precision;
+
+    #[test]
+    fn databricks_worked_example_is_fifty_percent() {
+        // 7B, 16-bit, TPOT 14 ms: 14 GB / 14 ms = 1 TB/s; on a 2 TB/s part MBU = 50 %.
+        let step = DecodeStep::of_params(7e9, 1, 2.0);
+        let accel = Accelerators {
+            devices: 1,
+            bandwidth: BytesPerSec(2e12),
+            peak: None,
+        };
+        let m = mbu(&step, Pace::TimePerToken(Seconds(0.014)), &accel).unwrap();
+        assert_eq!(step.bytes().get(), 14e9);
+        assert!((m.achieved_bandwidth.get() - 1e12).abs() < 1.0);
+        assert!((m.mbu - 0.5).abs() < 1e-12);
+        assert_eq!(m.mfu, None);
+        // The floor is 7 ms: the step at MBU 1.
+        assert!((m.floor.get() - 0.007).abs() < 1e-15);
+        // The same pace given as tokens/s.
+        let r = mbu(&step, Pace::TokensPerSecond(1.0 / 0.014), &accel).unwrap();
+        assert!((r.mbu - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn llama2_7b_step_by_hand() {
+        // Llama-2-7B bf16, batch 1, context 2048 on an H100 SXM (3.35 TB/s, 989.5 TFLOP/s), TPOT
+        // 14 ms. Weights 6,738,415,616·2 B; KV 2·32·2049·4096·2 B; the step's FLOPs are the decode
+        // graph's (≈ 2N + attention).
+        let step =
+            DecodeStep::of_model(&llama2_7b(), 1, 2048, Precisions::uniform(Precision::Bf16))
+                .unwrap();
+        assert_eq!(step.weights.get(), 13_476_831_232.0);
+        assert_eq!(step.kv_cache.get(), 2.0 * 32.0 * 2049.0 * 4096.0 * 2.0);
+        let two_n = 2.0 * 6_738_415_616.0;
+        assert!(step.flops.get() > two_n * 0.99 && step.flops.get() < two_n * 1.1);
+        let accel = Accelerators {
+            devices: 1,
+            bandwidth: BytesPerSec(3.35e12),
+            peak: Some(FlopPerSec(989.5e12)),
+        };
+        let m = mbu(&step, Pace::TimePerToken(Seconds(0.014)), &accel).unwrap();
+        let bytes = 13_476_831_232.0 + 2.0 * 32.0 * 2049.0 * 4096.0 * 2.0;
+        assert!((m.mbu - bytes / 0.014 / 3.35e12).abs() < 1e-12);
+        let mfu = m.mfu.unwrap();
+        assert!((mfu - step.flops.get() / 0.014 / 989.5e12).abs() < 1e-15);
+        assert!(
+            mfu < 0.002,
+            "decode at batch 1 is nowhere near the compute roof"
+        );
+    }
+
+    #[test]
+    fn bad_inputs_name_the_flag() {
+        let step = DecodeStep::of_params(7e9, 1, 2.0);
+        let accel = Accelerators {
+            devices: 1,
+            bandwidth: BytesPerSec(2e12),
+            peak: None,
+        };
+        let e = mbu(&step, Pace::TimePerToken(Seconds(0.0)), &accel).unwrap_err();
+        assert_eq!(e.field, "--tpot");
+        let none = Accelerators {
+            devices: 0,
+            ..accel
+        };
+        let e = mbu(&step, Pace::TimePerToken(Seconds(0.01)), &none).unwrap_err();
+        assert_eq!(e.field, "--devices");
+    }
+}

@@ -1,0 +1,752 @@
+//! Sweeps: a model over batch × sequence length (prefill) or context (decode) × precision ×
+//! chip, every point a full roofline evaluation, and each operator's **crossover batch**: the
+//! smallest batch at which it becomes compute-bound.
+//!
+//! # Crossover in closed form
+//!
+//! For a fixed stage, length, precision and chip, every operator's FLOPs and bytes are affine in
+//! the batch B: F(B) = F₀ + F₁·B, Q(B) = Q₀ + Q₁·B (a GEMM with M = B·s rows:
+//! F = 2·M·N·K, Q = a·M·K + w·K·N + c·M·N, the weight traffic w·K·N being the constant). The
+//! coefficients come from the operator's own cost at B = 0 and B = 1. The arithmetic intensity
+//! AI(B) = F(B)/Q(B) is then a rational function of B and AI(B) ≥ R (the ridge of the roof the
+//! operator is held against) is linear once cross-multiplied:
+//!
+//! B·(F₁ − R·Q₁) ≥ R·Q₀ − F₀.
+//!
+//! With D = F₁ − R·Q₁ > 0 the operator is compute-bound from B* = (R·Q₀ − F₀)/D on
+//! ([`Crossover::At`], with B* and the smallest integer batch); with D ≤ 0 it never is
+//! ([`Crossover::Never`]): its intensity tends to F₁/Q₁ < R however large the batch. Decode
+//! attention is the standard case: every sequence reads its own KV cache, so F and Q are both
+//! proportional to B and the intensity does not move.
+//!
+//! For a decode GEMM of N outputs and K inputs with 2-byte weights and activations, F₀ = 0,
+//! F₁ = 2·N·K, Q₀ = 2·K·N, Q₁ = 2·(K + N), so B* = R / (1 − R·(1/N + 1/K)): slightly above the
+//! ridge R, because the activations read and written grow with B too.
+//!
+//! # Speed
+//!
+//! The points run in parallel (rayon). Each point walks the decoder into a closure
+//! ([`crate::graph::VisitNodes`]) and writes its per-operator results into a slice of one
+//! buffer sized before the loop: the per-point work allocates nothing. Every point equals
+//! [`crate::analysis::analyze`] of the same workload, bit for bit (a test checks it).
+
+use crate::analysis::{AnalysisError, ChipRoofs, Totals};
+use crate::decoder::emit;
+use crate::device::Device;
+use crate::graph::{NodeCost, NodeCosts, Scope, VisitNodes};
+use crate::model::Transformer;
+use crate::ops::Cost;
+use crate::roofline::{Bound, Roof};
+use crate::units::{Bytes, FlopPerByte, FlopPerSec, Seconds};
+use crate::workload::{Precisions, Stage, Workload};
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// Where an operator turns compute-bound as the batch grows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Crossover {
+    /// Compute-bound from batch `smallest` on. `exact` solves AI(B) = ridge over the reals; at
+    /// or below 1 the operator is compute-bound from batch 1.
+    At {
+        /// The real batch B* at which the intensity equals the ridge.
+        exact: f64,
+        /// The smallest whole batch ≥ 1 at which the operator is compute-bound.
+        smallest: u64,
+    },
+    /// Memory-bound at every batch: the intensity tends to `limit`, below the ridge.
+    Never {
+        /// The intensity as the batch grows without bound: F₁/Q₁, FLOP/byte.
+        limit: FlopPerByte,
+    },
+}
+
+/// An operator's cost as an affine function of the batch: `base + batch × slope`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AffineCost {
+    /// Cost at batch 0 (F₀, Q₀): the weights read whatever the batch.
+    pub base: Cost,
+    /// Cost added per sequence (F₁, Q₁).
+    pub slope: Cost,
+}
+
+impl AffineCost {
+    /// From the costs at batch 0 and batch 1.
+    pub fn from_batches(at0: &Cost, at1: &Cost) -> Self {
+        Self {
+            base: *at0,
+            slope: Cost {
+                flops: at1.flops - at0.flops,
+                bytes_read: at1.bytes_read - at0.bytes_read,
+                bytes_written: at1.bytes_written - at0.bytes_written,
+            },
+        }
+    }
+
+    /// The cost at `batch`.
+    pub fn at(&self, batch: f64) -> Cost {
+        self.base + self.slope * batch
+    }
+
+    /// Whether the operator is compute-bound at `batch` on a roof of ridge `ridge`, by the same
+    /// rule as [`Roof::evaluate`] (intensity ≥ ridge, or no bytes at all).
+    pub fn is_compute_bound(&self, batch: f64, ridge: FlopPerByte) -> bool {
+        let c = self.at(batch);
+        c.bytes().get() == 0.0 || c.intensity() >= ridge
+    }
+
+    /// The crossover batch against `ridge`, in closed form (see the module documentation).
+    pub fn crossover(&self, ridge: FlopPerByte) -> Crossover {
+        let r = ridge.get();
+        let (f0, f1) = (self.base.flops.get(), self.slope.flops.get());
+        let (q0, q1) = (self.base.bytes().get(), self.slope.bytes().get());
+        let d = f1 - r * q1;
+        let e = r * q0 - f0;
+        if d > 0.0 {
+            let exact = e / d;
+            let smallest = if exact <= 1.0 || !exact.is_finite() {
+                1
+            } else if exact >= 1e15 {
+                exact.ceil() as u64
+            } else {
+                // The real root, then the integer the roofline's own comparison agrees on.
+                let mut b = exact.ceil().max(1.0);
+                while b > 1.0 && self.is_compute_bound(b - 1.0, ridge) {
+                    b -= 1.0;
+                }
+                while !self.is_compute_bound(b, ridge) {
+                    b += 1.0;
+                }
+                b as u64
+            };
+            Crossover::At { exact, smallest }
+        } else if self.is_compute_bound(1.0, ridge) {
+            // Intensity not rising with the batch, yet at or above the ridge at batch 1 (no
+            // bytes at all, or exactly on the ridge).
+            Crossover::At {
+                exact: 1.0,
+                smallest: 1,
+            }
+        } else {
+            Crossover::Never {
+                limit: FlopPerByte(if q1 > 0.0 { f1 / q1 } else { 0.0 }),
+            }
+        }
+    }
+}
+
+/// What to sweep. Prefill points take their lengths from `seq_lens`, decode points from
+/// `contexts`.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepSpec<'a> {
+    /// The model.
+    pub model: &'a Transformer,
+    /// Chips.
+    pub devices: &'a [Device],
+    /// Precision settings (weights, activations, KV cache).
+    pub precisions: &'a [Precisions],
+    /// Stages.
+    pub stages: &'a [Stage],
+    /// Prompt lengths for prefill.
+    pub seq_lens: &'a [u64],
+    /// Cached tokens for decode.
+    pub contexts: &'a [u64],
+    /// Batches.
+    pub batches: &'a [u64],
+    /// Fused attention.
+    pub flash_attention: bool,
+}
+
+/// An operator of the swept graph (the same list in every group).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SweepNode {
+    /// Node name (`q_proj`).
+    pub name: &'static str,
+    /// Operator type (`gemm`).
+    pub kind: &'static str,
+    /// In every block or once per model.
+    pub scope: Scope,
+    /// Executions per forward pass.
+    pub count: u64,
+}
+
+/// One (chip, precision, stage, length): the batches run inside it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepGroup {
+    /// Index of the chip in [`SweepSpec::devices`].
+    pub device: usize,
+    /// Precisions.
+    pub precisions: Precisions,
+    /// Stage.
+    pub stage: Stage,
+    /// Prompt tokens per sequence (prefill; 1 in decode).
+    pub seq_len: u64,
+    /// Cached tokens per sequence (decode; 0 in prefill).
+    pub context: u64,
+    /// Dense matrix peak for the activation precision, FLOP/s.
+    pub peak: FlopPerSec,
+    /// Ridge of the matrix roof (activation precision), FLOP/byte.
+    pub ridge: FlopPerByte,
+    /// Main-memory capacity, if known.
+    pub capacity: Option<Bytes>,
+    /// Per operator (as [`Sweep::nodes`]): the ridge it is held against.
+    pub node_ridges: Vec<FlopPerByte>,
+    /// Per operator: its cost as a function of the batch.
+    pub node_costs: Vec<AffineCost>,
+    /// Per operator: its crossover batch.
+    pub crossovers: Vec<Crossover>,
+    roofs: Vec<Roof>,
+    counts: Vec<u64>,
+    launch: Seconds,
+}
+
+impl SweepGroup {
+    /// The length that varies in this stage: seq_len in prefill, context in decode.
+    pub fn length(&self) -> u64 {
+        match self.stage {
+            Stage::Prefill => self.seq_len,
+            Stage::Decode => self.context,
+        }
+    }
+
+    fn workload(&self, batch: u64, flash: bool) -> Workload {
+        Workload {
+            stage: self.stage,
+            batch,
+            seq_len: self.seq_len,
+            context: self.context,
+            precisions: self.precisions,
+            flash_attention: flash,
+        }
+    }
+}
+
+/// One operator at one point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct OpPoint {
+    /// Arithmetic intensity, FLOP/byte.
+    pub intensity: FlopPerByte,
+    /// Which roof limits it.
+    pub bound: Bound,
+    /// Roofline time of one execution, seconds.
+    pub time: Seconds,
+}
+
+impl OpPoint {
+    const EMPTY: OpPoint = OpPoint {
+        intensity: FlopPerByte(0.0),
+        bound: Bound::Memory,
+        time: Seconds(0.0),
+    };
+}
+
+/// One batch of one group: the whole step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SweepPoint {
+    /// Index in [`Sweep::groups`].
+    pub group: usize,
+    /// Sequences.
+    pub batch: u64,
+    /// Tokens per sequence in the step (seq_len in prefill, 1 in decode).
+    pub tokens_per_seq: u64,
+    /// Sums over the forward pass, as [`crate::analysis::analyze`] gives them.
+    pub totals: Totals,
+    /// Weight bytes.
+    pub weights: Bytes,
+    /// KV-cache bytes at this batch and length.
+    pub kv_cache: Bytes,
+    /// Whether weights + KV cache fit in the chip's memory (`None`: capacity unknown).
+    pub fits: Option<bool>,
+}
+
+impl SweepPoint {
+    const EMPTY: SweepPoint = SweepPoint {
+        group: 0,
+        batch: 0,
+        tokens_per_seq: 0,
+        totals: Totals {
+            cost: Cost {
+                flops: crate::units::Flop(0.0),
+                bytes_read: Bytes(0.0),
+                bytes_written: Bytes(0.0),
+            },
+            time: Seconds(0.0),
+            kernels: 0,
+            launch_overhead: Seconds(0.0),
+        },
+        weights: Bytes(0.0),
+        kv_cache: Bytes(0.0),
+        fits: None,
+    };
+
+    /// Roofline time of the whole step (launch overhead excluded), seconds.
+    pub fn step_time(&self) -> Seconds {
+        self.totals.time
+    }
+
+    /// Tokens in the step.
+    pub fn tokens(&self) -> u64 {
+        self.batch * self.tokens_per_seq
+    }
+
+    /// Tokens per second: tokens in the step ÷ step time.
+    pub fn tokens_per_s(&self) -> f64 {
+        self.tokens() as f64 / self.totals.time.get()
+    }
+
+    /// Time per token of one sequence: step time ÷ tokens per sequence. In decode this is the
+    /// time per output token (TPOT), the latency each sequence sees; in prefill, the prompt's
+    /// time divided over its tokens.
+    pub fn time_per_token(&self) -> Seconds {
+        self.totals.time / self.tokens_per_seq as f64
+    }
+
+    /// Weights + KV cache.
+    pub fn memory(&self) -> Bytes {
+        self.weights + self.kv_cache
+    }
+}
+
+/// A finished sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sweep {
+    /// The operators, in forward order (the same in every group).
+    pub nodes: Vec<SweepNode>,
+    /// The batches swept, in the order given.
+    pub batches: Vec<u64>,
+    /// One per (chip, precision, stage, length), in that nesting order.
+    pub groups: Vec<SweepGroup>,
+    /// `groups.len() × batches.len()` points, group-major.
+    pub points: Vec<SweepPoint>,
+    /// `points.len() × nodes.len()` operator results, point-major.
+    pub ops: Vec<OpPoint>,
+}
+
+impl Sweep {
+    /// The points of group `g`, one per batch.
+    pub fn group_points(&self, g: usize) -> &[SweepPoint] {
+        let n = self.batches.len();
+        &self.points[g * n..(g + 1) * n]
+    }
+
+    /// The operator results of point `p` (an index into [`Sweep::points`]).
+    pub fn ops_at(&self, p: usize) -> &[OpPoint] {
+        let n = self.nodes.len();
+        &self.ops[p * n..(p + 1) * n]
+    }
+}
+
+fn costs_at(model: &Transformer, w: &Workload) -> NodeCosts {
+    let mut c = NodeCosts::new(model.layers);
+    emit(model, w, &mut c);
+    c
+}
+
+/// Plans one group: resolves each operator's roof (errors surface here, before the loop) and
+/// solves its crossover.
+fn plan_group(
+    spec: &SweepSpec<'_>,
+    device_index: usize,
+    precisions: Precisions,
+    stage: Stage,
+    seq_len: u64,
+    context: u64,
+) -> Result<(SweepGroup, Vec<SweepNode>), AnalysisError> {
+    let device = &spec.devices[device_index];
+    let roofs_of_chip = ChipRoofs::new(device, precisions.act)?;
+    let peak = roofs_of_chip.peak(crate::ops::Compute::Matrix(precisions.act))?;
+    let mut group = SweepGroup {
+        device: device_index,
+        precisions,
+        stage,
+        seq_len,
+        context,
+        peak,
+        ridge: peak / roofs_of_chip.bandwidth,
+        capacity: device.capacity(),
+        node_ridges: Vec::new(),
+        node_costs: Vec::new(),
+        crossovers: Vec::new(),
+        roofs: Vec::new(),
+        counts: Vec::new(),
+        launch: roofs_of_chip.launch,
+    };
+    for &b in spec.batches {
+        group
+            .workload(b, spec.flash_attention)
+            .validate()
+            .map_err(AnalysisError::Workload)?;
+    }
+    let at0 = costs_at(spec.model, &group.workload(0, spec.flash_attention));
+    let at1 = costs_at(spec.model, &group.workload(1, spec.flash_attention));
+    let mut nodes = Vec::with_capacity(at1.nodes().len());
+    for (n0, n1) in at0.nodes().iter().zip(at1.nodes()) {
+        let roof = roofs_of_chip.roof(n1.compute)?;
+        let affine = AffineCost::from_batches(&n0.cost, &n1.cost);
+        group.node_ridges.push(roof.ridge());
+        group.crossovers.push(affine.crossover(roof.ridge()));
+        group.node_costs.push(affine);
+        group.roofs.push(roof);
+        group.counts.push(at1.count(n1.scope));
+        nodes.push(SweepNode {
+            name: n1.name,
+            kind: n1.kind,
+            scope: n1.scope,
+            count: at1.count(n1.scope),
+        });
+    }
+    Ok((group, nodes))
+}
+
+/// Evaluates one point into `point` and `ops`: the same arithmetic as
+/// [`crate::analysis::analyze`], allocation-free.
+fn evaluate_point(
+    spec: &SweepSpec<'_>,
+    group: &SweepGroup,
+    g: usize,
+    batch: u64,
+    point: &mut SweepPoint,
+    ops: &mut [OpPoint],
+) {
+    let w = group.workload(batch, spec.flash_attention);
+    let mut totals = Totals::default();
+    let mut i = 0;
+    emit(
+        spec.model,
+        &w,
+        &mut VisitNodes::new(
+            #[inline(always)]
+            |n: NodeCost| {
+                if let (Some(roof), Some(&count), Some(slot)) =
+                    (group.roofs.get(i), group.counts.get(i), ops.get_mut(i))
+                {
+                    let p = roof.evaluate(&n.cost);
+                    totals.add_node(&n.cost, &p, count, group.launch);
+                    *slot = OpPoint {
+                        intensity: p.intensity,
+                        bound: p.bound,
+                        time: p.time,
+                    };
+                }
+                i += 1;
+            },
+        ),
+    );
+    let weights = spec.model.weight_bytes(w.precisions.weight);
+    let kv_cache = spec
+        .model
+        .kv_cache_bytes(batch, w.kv_len(), w.precisions.kv);
+    *point = SweepPoint {
+        group: g,
+        batch,
+        tokens_per_seq: w.tokens_per_seq(),
+        totals,
+        weights,
+        kv_cache,
+        fits: group.capacity.map(|c| weights + kv_cache <= c),
+    };
+}
+
+/// Runs a sweep: every (chip, precision, stage, length, batch), in parallel.
+///
+/// # Errors
+/// An invalid model, batch or length; a chip without the bandwidth or a peak the graph needs.
+pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, AnalysisError> {
+    spec.model.validate().map_err(AnalysisError::Model)?;
+    let mut groups = Vec::new();
+    let mut nodes: Vec<SweepNode> = Vec::new();
+    for d in 0..spec.devices.len() {
+        for &p in spec.precisions {
+            for &stage in spec.stages {
+                let lengths = match stage {
+                    Stage::Prefill => spec.seq_lens,
+                    Stage::Decode => spec.contexts,
+                };
+                for &len in lengths {
+                    let (seq_len, context) = match stage {
+                        Stage::Prefill => (len, 0),
+                        Stage::Decode => (1, len),
+                    };
+                    let (group, group_nodes) = plan_group(spec, d, p, stage, seq_len, context)?;
+                    if nodes.is_empty() {
+                        nodes = group_nodes;
+                    }
+                    debug_assert_eq!(group.roofs.len(), nodes.len());
+                    groups.push(group);
+                }
+            }
+        }
+    }
+    let nb = spec.batches.len();
+    let mut points = vec![SweepPoint::EMPTY; groups.len() * nb];
+    let mut ops = vec![OpPoint::EMPTY; points.len() * nodes.len()];
+    let width = nodes.len().max(1);
+    points
+        .par_iter_mut()
+        .zip(ops.par_chunks_mut(width))
+        .enumerate()
+        .for_each(|(i, (point, op_slice))| {
+            let g = i / nb.max(1);
+            evaluate_point(spec, &groups[g], g, spec.batches[i % nb], point, op_slice);
+        });
+    Ok(Sweep {
+        nodes,
+        batches: spec.batches.to_vec(),
+        groups,
+        points,
+        ops,
+    })
+}
+
+/// `from..=to` by doubling: `1..1024` is 1, 2, 4, …, 1024; `3..100` is 3, 6, 12, 24, 48, 96.
+pub fn doubling(from: u64, to: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut b = from.max(1);
+    while b <= to {
+        out.push(b);
+        match b.checked_mul(2) {
+            Some(n) => b = n,
+            None => break,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::analyze;
+    use crate::device::tests::h100_sxm;
+    use crate::model::tests::llama2_7b;
+    use crate::precision::Precision;
+
+    fn bf16() -> Precisions {
+        Precisions::uniform(Precision::Bf16)
+    }
+
+    fn seed_sweep() -> Sweep {
+        let devices = [h100_sxm()];
+        let spec = SweepSpec {
+            model: &llama2_7b(),
+            devices: &devices,
+            precisions: &[bf16()],
+            stages: &[Stage::Decode],
+            seq_lens: &[],
+            contexts: &[2048],
+            batches: &[1, 8, 32, 128],
+            flash_attention: false,
+        };
+        sweep(&spec).unwrap()
+    }
+
+    fn node(s: &Sweep, name: &str) -> usize {
+        s.nodes.iter().position(|n| n.name == name).unwrap()
+    }
+
+    #[test]
+    fn seed_exercise_llama2_7b_h100_decode() {
+        // The H100 SXM ridge in bf16: 989.5e12 / 3.35e12 = 295.373 FLOP/byte. At batch 1, 8,
+        // 32 and 128 every decode operator is memory-bound.
+        let s = seed_sweep();
+        let g = &s.groups[0];
+        assert!((g.ridge.get() - 295.373_134).abs() < 1e-6);
+        for p in 0..s.points.len() {
+            assert!(s.ops_at(p).iter().all(|o| o.bound == Bound::Memory));
+        }
+        // The linear layers cross over a little above the ridge, because the activations read
+        // and written also grow with the batch. For a bf16 GEMM with K inputs and N outputs,
+        // F = 2·B·N·K and Q = 2·(K·N + B·K + B·N), so AI = R at
+        // B* = R / (1 − R·(1/N + 1/K)).
+        let r = 989.5e12 / 3.35e12;
+        let exact = |n: f64, k: f64| r / (1.0 - r * (1.0 / n + 1.0 / k));
+        let cases = [
+            ("q_proj", exact(4096.0, 4096.0), 346),     // 345.153
+            ("o_proj", exact(4096.0, 4096.0), 346),     // 345.153
+            ("gate_proj", exact(11008.0, 4096.0), 328), // 327.808
+            ("down_proj", exact(4096.0, 11008.0), 328), // 327.808
+            ("lm_head", exact(32000.0, 4096.0), 322),   // 321.527
+        ];
+        for (name, want, smallest) in cases {
+            match g.crossovers[node(&s, name)] {
+                Crossover::At { exact, smallest: b } => {
+                    assert!(
+                        (exact - want).abs() < 1e-9 * want,
+                        "{name}: {exact} vs {want}"
+                    );
+                    assert_eq!(b, smallest, "{name}");
+                }
+                c => panic!("{name}: {c:?}"),
+            }
+        }
+        assert!((exact(4096.0, 4096.0) - 345.153).abs() < 1e-3);
+        assert!((exact(11008.0, 4096.0) - 327.808).abs() < 1e-3);
+        assert!((exact(32000.0, 4096.0) - 321.527).abs() < 1e-3);
+        // Attention over the KV cache never crosses: each sequence reads its own cache.
+        for name in [
+            "qk_matmul",
+            "sv_matmul",
+            "softmax",
+            "input_layernorm",
+            "act_mul",
+        ] {
+            assert!(
+                matches!(g.crossovers[node(&s, name)], Crossover::Never { .. }),
+                "{name}"
+            );
+        }
+        // qk_matmul's intensity is the same at every batch: 2·2049·128 FLOP per head over
+        // (128 + 2049·128 + 2049)·2 bytes.
+        let qk = node(&s, "qk_matmul");
+        let want = 2.0 * 2049.0 * 128.0 / ((128.0 + 2049.0 * 128.0 + 2049.0) * 2.0);
+        for p in 0..4 {
+            assert!((s.ops_at(p)[qk].intensity.get() - want).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn closed_form_agrees_with_brute_force() {
+        // For every operator, model and stage, the smallest batch from the closed form is the
+        // first batch at which the full analysis says "compute".
+        let h100 = h100_sxm();
+        let batches: Vec<u64> = (1..=600).collect();
+        for m in crate::analysis::tests::models() {
+            for (stage, len) in [
+                (Stage::Decode, 2048),
+                (Stage::Prefill, 1),
+                (Stage::Prefill, 3),
+            ] {
+                let devices = [h100.clone()];
+                let spec = SweepSpec {
+                    model: &m,
+                    devices: &devices,
+                    precisions: &[
+                        bf16(),
+                        Precisions {
+                            weight: Precision::Int4,
+                            act: Precision::Bf16,
+                            kv: Precision::Fp8,
+                        },
+                    ],
+                    stages: &[stage],
+                    seq_lens: &[len],
+                    contexts: &[len],
+                    batches: &batches,
+                    flash_attention: false,
+                };
+                let s = sweep(&spec).unwrap();
+                for (g, group) in s.groups.iter().enumerate() {
+                    for (k, c) in group.crossovers.iter().enumerate() {
+                        let first = s
+                            .group_points(g)
+                            .iter()
+                            .enumerate()
+                            .find(|(i, _)| {
+                                s.ops_at(g * batches.len() + i)[k].bound == Bound::Compute
+                            })
+                            .map(|(_, p)| p.batch);
+                        match (c, first) {
+                            (Crossover::At { smallest, .. }, Some(b)) => {
+                                assert_eq!(*smallest, b, "{} {}", m.name, s.nodes[k].name)
+                            }
+                            (Crossover::At { smallest, .. }, None) => {
+                                assert!(*smallest > 600, "{} {}", m.name, s.nodes[k].name)
+                            }
+                            (Crossover::Never { .. }, None) => {}
+                            (c, f) => panic!("{} {}: {c:?} vs {f:?}", m.name, s.nodes[k].name),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_point_equals_analyze() {
+        let devices = [h100_sxm()];
+        let m = llama2_7b();
+        let spec = SweepSpec {
+            model: &m,
+            devices: &devices,
+            precisions: &[bf16()],
+            stages: &[Stage::Prefill, Stage::Decode],
+            seq_lens: &[128, 2048],
+            contexts: &[0, 4095],
+            batches: &[1, 3, 64, 1024],
+            flash_attention: true,
+        };
+        let s = sweep(&spec).unwrap();
+        assert_eq!(s.points.len(), 4 * 4);
+        for (p, point) in s.points.iter().enumerate() {
+            let g = &s.groups[point.group];
+            let a = analyze(&m, &g.workload(point.batch, true), &devices[0]).unwrap();
+            assert_eq!(point.totals, a.totals);
+            assert_eq!(point.weights, a.memory.weights);
+            assert_eq!(point.kv_cache, a.memory.kv_cache);
+            for (o, row) in s.ops_at(p).iter().zip(&a.rows) {
+                assert_eq!(
+                    (o.intensity, o.bound, o.time),
+                    (row.point.intensity, row.point.bound, row.point.time)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn memory_marks_batches_that_do_not_fit() {
+        // Llama-2-7B bf16 on 80 GB: weights 13.477 GB; the KV cache at context 4096 is
+        // 2·32·4097·4096·2 B = 2.148 GB per sequence: batch 30 needs 77.91 GB and fits, batch
+        // 31 needs 80.06 GB and does not.
+        let devices = [h100_sxm()];
+        let spec = SweepSpec {
+            model: &llama2_7b(),
+            devices: &devices,
+            precisions: &[bf16()],
+            stages: &[Stage::Decode],
+            seq_lens: &[],
+            contexts: &[4096],
+            batches: &[30, 31],
+            flash_attention: false,
+        };
+        let s = sweep(&spec).unwrap();
+        let per_seq = 2.0 * 32.0 * 4097.0 * 4096.0 * 2.0;
+        assert_eq!(s.points[0].kv_cache.get(), 30.0 * per_seq);
+        assert_eq!(s.points[0].fits, Some(true));
+        assert_eq!(s.points[1].fits, Some(false));
+        // Throughput and latency: decode makes one token per sequence per step.
+        let p = &s.points[0];
+        assert_eq!(p.tokens(), 30);
+        assert_eq!(p.time_per_token(), p.step_time());
+        assert!((p.tokens_per_s() - 30.0 / p.step_time().get()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bad_inputs_fail_before_the_loop() {
+        let devices = [h100_sxm()];
+        let m = llama2_7b();
+        let mut spec = SweepSpec {
+            model: &m,
+            devices: &devices,
+            precisions: &[bf16()],
+            stages: &[Stage::Decode],
+            seq_lens: &[],
+            contexts: &[2048],
+            batches: &[0],
+            flash_attention: false,
+        };
+        assert!(matches!(sweep(&spec), Err(AnalysisError::Workload(e)) if e.field == "--batch"));
+        spec.batches = &[1];
+        let int4 = [Precisions::uniform(Precision::Int4)];
+        spec.precisions = &int4;
+        assert!(matches!(sweep(&spec), Err(AnalysisError::Device(_))));
+    }
+
+    #[test]
+    fn doubling_ranges() {
+        assert_eq!(
+            doubling(1, 1024),
+            vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+        );
+        assert_eq!(doubling(3, 100), vec![3, 6, 12, 24, 48, 96]);
+        assert_eq!(doubling(5, 4), Vec::<u64>::new());
+    }
+}
