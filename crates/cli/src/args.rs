@@ -140,6 +140,20 @@ pub struct AnalyzeArgs {
     /// KV-cache precision, overriding --precision.
     #[arg(long, value_parser = parse_precision)]
     pub kv_precision: Option<Precision>,
+    /// Group-wise weight quantization: one scale (and zero point) per this many weights
+    /// (GPTQ/AWQ use 128); the scales' bytes are added to every weight read.
+    #[arg(long)]
+    pub group_size: Option<u64>,
+    /// Precision of each group's scale.
+    #[arg(long, default_value = "fp16", value_parser = parse_precision)]
+    pub scale_precision: Precision,
+    /// Precision of each group's zero point, if the format has one (asymmetric quantization).
+    #[arg(long, value_parser = parse_precision)]
+    pub zero_point_precision: Option<Precision>,
+    /// W8A8 (SmoothQuant-style): weights and GEMM inputs in int8, GEMMs at the int8 peak;
+    /// norms, softmax and the residual stream stay in --precision.
+    #[arg(long)]
+    pub w8a8: bool,
     /// Attention as one fused FlashAttention kernel instead of QKᵀ, softmax and S·V.
     #[arg(long)]
     pub flash_attention: bool,

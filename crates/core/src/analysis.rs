@@ -437,10 +437,7 @@ pub fn analyze_totals(
 /// How many times a node of `scope` runs per forward pass of a model of `layers` blocks.
 #[inline(always)]
 fn count(layers: u64, scope: Scope) -> u64 {
-    match scope {
-        Scope::Layer => layers,
-        Scope::Model => 1,
-    }
+    scope.count(layers)
 }
 
 #[cfg(test)]
@@ -501,6 +498,8 @@ pub(crate) mod tests {
                                     weight: w,
                                     act: a,
                                     kv: c,
+                                    weight_scale_bytes: 0.0,
+                                    gemm_act: None,
                                 },
                                 flash_attention: flash,
                             });

@@ -10,15 +10,16 @@
 //! ([`Workload::kv_len`]), d hidden, h heads, g kv heads, e head_dim, f intermediate, V vocab;
 //! w, a, c bytes per element of weights, activations, KV cache.
 
-use crate::graph::{GraphSink, OpGraph, Scope, TensorRole};
-use crate::model::{Activation, MlpKind, NormKind, Transformer};
+use crate::graph::{GraphSink, OpGraph, Scope, TensorId, TensorRole};
+use crate::model::{Activation, Mla, MlpKind, Moe, Naming, NormKind, Positions, Transformer};
 use crate::ops::{
-    BatchedMatmul, Elementwise, Embedding, FlashAttention, Gemm, KvCacheWrite, LayerNorm, Op,
-    RmsNorm, Rotary, Softmax, ADD_FLOPS_PER_ELEMENT, GELU_FLOPS_PER_ELEMENT, MUL_FLOPS_PER_ELEMENT,
-    RELU_FLOPS_PER_ELEMENT, SILU_FLOPS_PER_ELEMENT, TOKEN_ID_BYTES,
+    BatchedMatmul, Elementwise, Embedding, ExpertGemm, FlashAttention, Gemm, KvCacheWrite,
+    LayerNorm, Op, RmsNorm, Rotary, Softmax, ADD_FLOPS_PER_ELEMENT, GELU_FLOPS_PER_ELEMENT,
+    MUL_FLOPS_PER_ELEMENT, RELU_FLOPS_PER_ELEMENT, SILU_FLOPS_PER_ELEMENT, TOKEN_ID_BYTES,
 };
+use crate::precision::Precision;
 use crate::units::Bytes;
-use crate::workload::Workload;
+use crate::workload::{Stage, Workload};
 
 /// The operator graph of one forward pass of `model` under `workload`.
 ///
@@ -36,318 +37,898 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
 ///
 /// Both are assumed validated ([`Transformer::validate`], [`Workload::validate`]).
 pub fn emit<S: GraphSink>(model: &Transformer, workload: &Workload, gr: &mut S) {
-    use Scope::{Layer, Model};
-    use TensorRole::{Activation as Act, Input, KvCache, Weight};
-
-    let p = workload.precisions;
-    let (w, a, c) = (p.weight, p.act, p.kv);
-    let b = workload.batch;
-    let s = workload.tokens_per_seq();
-    let t = workload.tokens();
-    let l = workload.kv_len();
-    let (d, h, g, e, f, v) = (
-        model.hidden,
-        model.heads,
-        model.kv_heads,
-        model.head_dim,
-        model.intermediate,
-        model.vocab,
+    let cx = Cx::new(model, workload);
+    let x0 = embed(&cx, gr);
+    let x1 = norm(
+        &cx,
+        gr,
+        "input_layernorm",
+        "input_layernorm.weight",
+        "attn_norm_out",
+        x0,
     );
-    let (tf, df, qf, kvf, ff) = (t as f64, d as f64, (h * e) as f64, (g * e) as f64, f as f64);
+    let attn_out = match model.variant.mla {
+        Some(m) => attention_mla(&cx, gr, &m, x1),
+        None => attention_mha(&cx, gr, x1),
+    };
+    let x2 = gr.tensor("hidden_mid", cx.tf * cx.df, cx.a, Act);
+    gr.node(
+        "attn_residual_add",
+        Layer,
+        cx.add(cx.t * cx.d),
+        &[x0, attn_out],
+        &[x2],
+    );
+    let x3 = norm(
+        &cx,
+        gr,
+        "post_attention_layernorm",
+        "post_attention_layernorm.weight",
+        "mlp_norm_out",
+        x2,
+    );
+    let mlp_out = gr.tensor("down", cx.tf * cx.df, cx.a, Act);
+    match model.variant.moe {
+        Some(m) => {
+            let moe_layers = model.moe_layers();
+            if m.dense_layers > 0 {
+                mlp_dense(
+                    &cx,
+                    gr,
+                    Scope::Blocks(m.dense_layers.min(model.layers)),
+                    x3,
+                    mlp_out,
+                );
+            }
+            let scope = if moe_layers == model.layers {
+                Layer
+            } else {
+                Scope::Blocks(moe_layers)
+            };
+            mlp_moe(&cx, gr, &m, scope, x3, mlp_out);
+        }
+        None => mlp_dense(&cx, gr, Layer, x3, mlp_out),
+    }
+    let x4 = gr.tensor("hidden_out", cx.tf * cx.df, cx.a, Act);
+    gr.node(
+        "mlp_residual_add",
+        Layer,
+        cx.add(cx.t * cx.d),
+        &[x2, mlp_out],
+        &[x4],
+    );
+    head(&cx, gr, x4);
+}
 
-    let linear = |m: u64, n: u64, k: u64, bias: bool| {
+use Scope::{Layer, Model};
+use TensorRole::{Activation as Act, Input, KvCache, Weight};
+
+/// The shapes and precisions every part of the block needs.
+struct Cx<'m> {
+    model: &'m Transformer,
+    w: Precision,
+    /// Group-wise scale bytes per weight.
+    w_scale: f64,
+    /// Precision GEMM inputs are in and GEMMs compute in.
+    ga: Precision,
+    a: Precision,
+    c: Precision,
+    b: u64,
+    s: u64,
+    t: u64,
+    /// Keys attended per sequence: seq_len in prefill; in decode the cached tokens
+    /// (context + 1, or the sliding window).
+    l: u64,
+    d: u64,
+    h: u64,
+    g: u64,
+    e: u64,
+    tf: f64,
+    df: f64,
+    flash: bool,
+    prefill: bool,
+}
+
+impl<'m> Cx<'m> {
+    fn new(model: &'m Transformer, workload: &Workload) -> Self {
+        let p = workload.precisions;
+        let prefill = workload.stage == Stage::Prefill;
+        let l = if prefill {
+            workload.kv_len()
+        } else {
+            model.cached_tokens(workload.kv_len())
+        };
+        Cx {
+            model,
+            w: p.weight,
+            w_scale: p.weight_scale_bytes,
+            ga: p.gemm(),
+            a: p.act,
+            c: p.kv,
+            b: workload.batch,
+            s: workload.tokens_per_seq(),
+            t: workload.tokens(),
+            l,
+            d: model.hidden,
+            h: model.heads,
+            g: model.kv_heads,
+            e: model.head_dim,
+            tf: workload.tokens() as f64,
+            df: model.hidden as f64,
+            flash: workload.flash_attention,
+            prefill,
+        }
+    }
+
+    fn linear(&self, m: u64, n: u64, k: u64, bias: bool) -> Op {
         Op::Gemm(Gemm {
             m,
             n,
             k,
             bias,
-            a,
-            b: w,
-            c: a,
-            compute: a,
+            b_scale: self.w_scale,
+            a: self.ga,
+            b: self.w,
+            c: self.a,
+            compute: self.ga,
         })
-    };
-    let norm_op = |rows: u64| match model.norm {
-        NormKind::RmsNorm => Op::RmsNorm(RmsNorm {
-            rows,
-            cols: d,
-            precision: a,
-            weight: a,
-        }),
-        NormKind::LayerNorm => Op::LayerNorm(LayerNorm {
-            rows,
-            cols: d,
-            precision: a,
-            weight: a,
-        }),
-    };
-    let norm_weight_elems = match model.norm {
-        NormKind::RmsNorm => df,
-        NormKind::LayerNorm => 2.0 * df,
-    };
-    let add = |elements: u64| {
+    }
+
+    fn add(&self, elements: u64) -> Op {
         Op::Elementwise(Elementwise {
             elements,
             inputs: 2,
             flops_per_element: ADD_FLOPS_PER_ELEMENT,
-            precision: a,
+            precision: self.a,
         })
-    };
+    }
 
-    // ---- once per model: embedding ----
-    let ids = gr.tensor_bytes("input_ids", Bytes(tf * TOKEN_ID_BYTES), a, Input);
-    let emb_w = gr.tensor("embed_tokens.weight", (v * d) as f64, w, Weight);
-    let x0 = gr.tensor("hidden_in", tf * df, a, Act);
-    gr.node(
-        "embed_tokens",
-        Model,
-        Op::Embedding(Embedding {
-            tokens: t,
-            hidden: d,
-            weight: w,
-            act: a,
-        }),
-        &[ids, emb_w],
-        &[x0],
-    );
+    fn act_flops(&self) -> f64 {
+        match self.model.activation {
+            Activation::Silu => SILU_FLOPS_PER_ELEMENT,
+            Activation::Gelu => GELU_FLOPS_PER_ELEMENT,
+            Activation::Relu => RELU_FLOPS_PER_ELEMENT,
+        }
+    }
 
-    // ---- one decoder block ----
-    let ln1_w = gr.tensor("input_layernorm.weight", norm_weight_elems, a, Weight);
-    let x1 = gr.tensor("attn_norm_out", tf * df, a, Act);
-    gr.node("input_layernorm", Layer, norm_op(t), &[x0, ln1_w], &[x1]);
+    fn norm_op(&self, rows: u64, cols: u64) -> Op {
+        match self.model.norm {
+            NormKind::RmsNorm => Op::RmsNorm(RmsNorm {
+                rows,
+                cols,
+                precision: self.a,
+                weight: self.a,
+            }),
+            NormKind::LayerNorm => Op::LayerNorm(LayerNorm {
+                rows,
+                cols,
+                precision: self.a,
+                weight: self.a,
+            }),
+        }
+    }
 
-    let qb = model.qkv_bias;
-    let bias_elems = |n: f64| if qb { n } else { 0.0 };
-    let wq = gr.tensor("q_proj.weight", df * qf + bias_elems(qf), w, Weight);
-    let wk = gr.tensor("k_proj.weight", df * kvf + bias_elems(kvf), w, Weight);
-    let wv = gr.tensor("v_proj.weight", df * kvf + bias_elems(kvf), w, Weight);
+    fn norm_weight_elems(&self, cols: u64) -> f64 {
+        match self.model.norm {
+            NormKind::RmsNorm => cols as f64,
+            NormKind::LayerNorm => 2.0 * cols as f64,
+        }
+    }
+
+    /// Hugging Face module names of the four attention and three MLP linears.
+    fn names(&self) -> Names {
+        match self.model.variant.naming {
+            Naming::Llama => Names {
+                o: "o_proj",
+                gate: "gate_proj",
+                up: "up_proj",
+                down: "down_proj",
+            },
+            Naming::Opt => Names {
+                o: "out_proj",
+                gate: "gate_proj",
+                up: "fc1",
+                down: "fc2",
+            },
+            Naming::Gpt2 => Names {
+                o: "attn.c_proj",
+                gate: "gate_proj",
+                up: "mlp.c_fc",
+                down: "mlp.c_proj",
+            },
+        }
+    }
+}
+
+struct Names {
+    o: &'static str,
+    gate: &'static str,
+    up: &'static str,
+    down: &'static str,
+}
+
+fn norm<S: GraphSink>(
+    cx: &Cx,
+    gr: &mut S,
+    name: &'static str,
+    weight: &'static str,
+    out: &'static str,
+    x: TensorId,
+) -> TensorId {
+    let wt = gr.tensor(weight, cx.norm_weight_elems(cx.d), cx.a, Weight);
+    let y = gr.tensor(out, cx.tf * cx.df, cx.a, Act);
+    gr.node(name, Layer, cx.norm_op(cx.t, cx.d), &[x, wt], &[y]);
+    y
+}
+
+/// Token embedding, and for learned positions the position embedding and their sum.
+fn embed<S: GraphSink>(cx: &Cx, gr: &mut S) -> TensorId {
+    let m = cx.model;
+    let gpt2 = m.variant.naming == Naming::Gpt2;
+    let ids = gr.tensor_bytes("input_ids", Bytes(cx.tf * TOKEN_ID_BYTES), cx.a, Input);
+    let emb_w = gr.tensor("embed_tokens.weight", (m.vocab * cx.d) as f64, cx.w, Weight);
+    let lookup = Op::Embedding(Embedding {
+        tokens: cx.t,
+        hidden: cx.d,
+        weight: cx.w,
+        act: cx.a,
+    });
+    match m.variant.positions {
+        Positions::Rotary => {
+            let x0 = gr.tensor("hidden_in", cx.tf * cx.df, cx.a, Act);
+            gr.node("embed_tokens", Model, lookup.clone(), &[ids, emb_w], &[x0]);
+            x0
+        }
+        Positions::Learned { rows } => {
+            let tok = gr.tensor("token_embeds", cx.tf * cx.df, cx.a, Act);
+            gr.node(
+                if gpt2 { "wte" } else { "embed_tokens" },
+                Model,
+                lookup.clone(),
+                &[ids, emb_w],
+                &[tok],
+            );
+            let pos_ids =
+                gr.tensor_bytes("position_ids", Bytes(cx.tf * TOKEN_ID_BYTES), cx.a, Input);
+            let pos_w = gr.tensor("embed_positions.weight", (rows * cx.d) as f64, cx.w, Weight);
+            let pos = gr.tensor("position_embeds", cx.tf * cx.df, cx.a, Act);
+            gr.node(
+                if gpt2 { "wpe" } else { "embed_positions" },
+                Model,
+                lookup,
+                &[pos_ids, pos_w],
+                &[pos],
+            );
+            let x0 = gr.tensor("hidden_in", cx.tf * cx.df, cx.a, Act);
+            gr.node("embed_add", Model, cx.add(cx.t * cx.d), &[tok, pos], &[x0]);
+            x0
+        }
+    }
+}
+
+/// Multi-head (GQA, MQA) attention: projections, optional q/k norms, rotary, KV-cache write,
+/// attention, output projection. Returns the output projection's result.
+fn attention_mha<S: GraphSink>(cx: &Cx, gr: &mut S, x1: TensorId) -> TensorId {
+    let m = cx.model;
+    let (t, d, h, g, e) = (cx.t, cx.d, cx.h, cx.g, cx.e);
+    let (tf, df) = (cx.tf, cx.df);
+    let (qf, kvf) = ((h * e) as f64, (g * e) as f64);
+    let (w, a, c) = (cx.w, cx.a, cx.c);
+    let qb = m.qkv_bias;
+    let bias = |n: f64| if qb { n } else { 0.0 };
     let q = gr.tensor("q", tf * qf, a, Act);
     let k = gr.tensor("k", tf * kvf, a, Act);
     let vv = gr.tensor("v", tf * kvf, a, Act);
-    gr.node("q_proj", Layer, linear(t, h * e, d, qb), &[x1, wq], &[q]);
-    gr.node("k_proj", Layer, linear(t, g * e, d, qb), &[x1, wk], &[k]);
-    gr.node("v_proj", Layer, linear(t, g * e, d, qb), &[x1, wv], &[vv]);
-
-    let rope_tab = gr.tensor("rope_cos_sin", 2.0 * tf * e as f64, a, Input);
-    let q_rot = gr.tensor("q_rot", tf * qf, a, Act);
-    let k_rot = gr.tensor("k_rot", tf * kvf, a, Act);
-    gr.node(
-        "rotary_emb",
-        Layer,
-        Op::Rotary(Rotary {
-            tokens: t,
-            heads: h + g,
-            head_dim: e,
-            precision: a,
-        }),
-        &[q, k, rope_tab],
-        &[q_rot, k_rot],
-    );
-
+    if m.variant.naming == Naming::Gpt2 {
+        let n = (h + 2 * g) * e;
+        let wqkv = gr.tensor("c_attn.weight", df * n as f64 + bias(n as f64), w, Weight);
+        gr.node(
+            "c_attn",
+            Layer,
+            cx.linear(t, n, d, qb),
+            &[x1, wqkv],
+            &[q, k, vv],
+        );
+    } else {
+        let wq = gr.tensor("q_proj.weight", df * qf + bias(qf), w, Weight);
+        let wk = gr.tensor("k_proj.weight", df * kvf + bias(kvf), w, Weight);
+        let wv = gr.tensor("v_proj.weight", df * kvf + bias(kvf), w, Weight);
+        gr.node("q_proj", Layer, cx.linear(t, h * e, d, qb), &[x1, wq], &[q]);
+        gr.node("k_proj", Layer, cx.linear(t, g * e, d, qb), &[x1, wk], &[k]);
+        gr.node(
+            "v_proj",
+            Layer,
+            cx.linear(t, g * e, d, qb),
+            &[x1, wv],
+            &[vv],
+        );
+    }
+    let (mut q, mut k) = (q, k);
+    if m.variant.qk_norm {
+        for (name, wname, out, heads, x) in [
+            ("q_norm", "q_norm.weight", "q_normed", h, &mut q),
+            ("k_norm", "k_norm.weight", "k_normed", g, &mut k),
+        ] {
+            let wt = gr.tensor(wname, e as f64, a, Weight);
+            let y = gr.tensor(out, tf * (heads * e) as f64, a, Act);
+            let op = Op::RmsNorm(RmsNorm {
+                rows: t * heads,
+                cols: e,
+                precision: a,
+                weight: a,
+            });
+            gr.node(name, Layer, op, &[*x, wt], &[y]);
+            *x = y;
+        }
+    }
+    let (q_rot, k_rot) = match m.variant.positions {
+        Positions::Rotary => {
+            let tab = gr.tensor("rope_cos_sin", 2.0 * tf * e as f64, a, Input);
+            let q_rot = gr.tensor("q_rot", tf * qf, a, Act);
+            let k_rot = gr.tensor("k_rot", tf * kvf, a, Act);
+            let op = Op::Rotary(Rotary {
+                tokens: t,
+                heads: h + g,
+                head_dim: e,
+                precision: a,
+            });
+            gr.node("rotary_emb", Layer, op, &[q, k, tab], &[q_rot, k_rot]);
+            (q_rot, k_rot)
+        }
+        Positions::Learned { .. } => (q, k),
+    };
     let kv_new = gr.tensor("kv_cache_update", 2.0 * tf * kvf, c, KvCache);
-    gr.node(
-        "kv_cache_write",
-        Layer,
-        Op::KvCacheWrite(KvCacheWrite {
-            tokens: t,
-            kv_heads: g,
-            head_dim: e,
-            act: a,
-            kv: c,
-        }),
-        &[k_rot, vv],
-        &[kv_new],
-    );
+    let write = Op::KvCacheWrite(KvCacheWrite {
+        tokens: t,
+        kv_heads: g,
+        head_dim: e,
+        act: a,
+        kv: c,
+    });
+    gr.node("kv_cache_write", Layer, write, &[k_rot, vv], &[kv_new]);
 
-    let bl = (b * l) as f64;
+    let bl = (cx.b * cx.l) as f64;
     let k_cache = gr.tensor("k_cache", bl * kvf, c, KvCache);
     let v_cache = gr.tensor("v_cache", bl * kvf, c, KvCache);
     let attn = gr.tensor("attn_out", tf * qf, a, Act);
-    if workload.flash_attention {
-        gr.node(
-            "attention",
-            Layer,
-            Op::FlashAttention(FlashAttention {
-                batch: b,
-                heads: h,
-                kv_heads: g,
-                head_dim: e,
-                q_len: s,
-                kv_len: l,
-                causal: true,
-                block_q: None,
-                act: a,
-                kv: c,
-            }),
-            &[q_rot, k_cache, v_cache],
-            &[attn],
-        );
+    let window = if cx.prefill {
+        m.variant.sliding_window
     } else {
-        // Eager attention computes every score, masked or not (Hugging Face `eager_attention_forward`).
-        let score_elems = (b * h * s) as f64 * l as f64;
-        let scores = gr.tensor("scores", score_elems, a, Act);
-        let probs = gr.tensor("probs", score_elems, a, Act);
-        let bmm = |m: u64, n: u64, kk: u64, bprec| {
-            Op::BatchedMatmul(BatchedMatmul {
-                batch: b * h,
-                shared: h / g,
-                m,
-                n,
-                k: kk,
-                a,
-                b: bprec,
-                c: a,
-                compute: a,
-            })
-        };
-        gr.node(
-            "qk_matmul",
-            Layer,
-            bmm(s, l, e, c),
-            &[q_rot, k_cache],
-            &[scores],
-        );
-        gr.node(
-            "softmax",
-            Layer,
-            Op::Softmax(Softmax {
-                rows: b * h * s,
-                cols: l,
-                scale_mask: true,
-                precision: a,
-            }),
-            &[scores],
-            &[probs],
-        );
-        gr.node(
-            "sv_matmul",
-            Layer,
-            bmm(s, e, l, c),
-            &[probs, v_cache],
-            &[attn],
-        );
-    }
-
+        None
+    };
+    attention_core(
+        cx,
+        gr,
+        AttnShape {
+            heads: h,
+            kv_heads: g,
+            qk_dim: e,
+            v_dim: e,
+            kv_shared: false,
+            window,
+            kv: c,
+        },
+        [q_rot, k_cache, v_cache],
+        attn,
+    );
+    let names = cx.names();
     let wo = gr.tensor(
         "o_proj.weight",
-        qf * df + if model.o_bias { df } else { 0.0 },
+        qf * df + if m.o_bias { df } else { 0.0 },
         w,
         Weight,
     );
     let o = gr.tensor("o_proj_out", tf * df, a, Act);
     gr.node(
-        "o_proj",
+        names.o,
         Layer,
-        linear(t, d, h * e, model.o_bias),
+        cx.linear(t, d, h * e, m.o_bias),
         &[attn, wo],
         &[o],
     );
+    o
+}
 
-    let x2 = gr.tensor("hidden_mid", tf * df, a, Act);
-    gr.node("attn_residual_add", Layer, add(t * d), &[x0, o], &[x2]);
+/// The attention kernels proper: one fused kernel, or QKᵀ, softmax and S·V.
+struct AttnShape {
+    heads: u64,
+    /// Key/value heads per sequence (1 for MLA's shared latent).
+    kv_heads: u64,
+    qk_dim: u64,
+    v_dim: u64,
+    kv_shared: bool,
+    window: Option<u64>,
+    /// Precision of K and V as read (the cache, or activations for MLA's expanded prefill).
+    kv: Precision,
+}
 
-    let ln2_w = gr.tensor(
-        "post_attention_layernorm.weight",
-        norm_weight_elems,
-        a,
-        Weight,
-    );
-    let x3 = gr.tensor("mlp_norm_out", tf * df, a, Act);
-    gr.node(
-        "post_attention_layernorm",
-        Layer,
-        norm_op(t),
-        &[x2, ln2_w],
-        &[x3],
-    );
-
-    let mb = model.mlp_bias;
-    let act_flops = match model.activation {
-        Activation::Silu => SILU_FLOPS_PER_ELEMENT,
-        Activation::Gelu => GELU_FLOPS_PER_ELEMENT,
-        Activation::Relu => RELU_FLOPS_PER_ELEMENT,
+fn attention_core<S: GraphSink>(
+    cx: &Cx,
+    gr: &mut S,
+    sh: AttnShape,
+    [q, k_src, v_src]: [TensorId; 3],
+    out: TensorId,
+) {
+    let (b, s, l, a) = (cx.b, cx.s, cx.l, cx.a);
+    if cx.flash {
+        let op = Op::FlashAttention(FlashAttention {
+            batch: b,
+            heads: sh.heads,
+            kv_heads: sh.kv_heads,
+            head_dim: sh.qk_dim,
+            q_len: s,
+            kv_len: l,
+            causal: true,
+            window: sh.window,
+            v_head_dim: (sh.v_dim != sh.qk_dim).then_some(sh.v_dim),
+            kv_shared: sh.kv_shared,
+            block_q: None,
+            act: a,
+            kv: sh.kv,
+        });
+        gr.node("attention", Layer, op, &[q, k_src, v_src], &[out]);
+        return;
+    }
+    // Eager attention computes every score, masked or not (Hugging Face `eager_attention_forward`).
+    let score_elems = (b * sh.heads * s) as f64 * l as f64;
+    let scores = gr.tensor("scores", score_elems, a, Act);
+    let probs = gr.tensor("probs", score_elems, a, Act);
+    let bmm = |m: u64, n: u64, k: u64| {
+        Op::BatchedMatmul(BatchedMatmul {
+            batch: b * sh.heads,
+            shared: sh.heads / sh.kv_heads.max(1),
+            m,
+            n,
+            k,
+            a,
+            b: sh.kv,
+            c: a,
+            compute: a,
+        })
     };
-    let mlp_bias_elems = |n: f64| if mb { n } else { 0.0 };
-    let hidden_act = gr.tensor("mlp_act_out", tf * ff, a, Act);
-    match model.mlp {
-        MlpKind::Gated => {
-            let wg = gr.tensor("gate_proj.weight", df * ff + mlp_bias_elems(ff), w, Weight);
-            let wu = gr.tensor("up_proj.weight", df * ff + mlp_bias_elems(ff), w, Weight);
-            let gate = gr.tensor("gate", tf * ff, a, Act);
-            let up = gr.tensor("up", tf * ff, a, Act);
-            let gate_act = gr.tensor("gate_act", tf * ff, a, Act);
-            gr.node("gate_proj", Layer, linear(t, f, d, mb), &[x3, wg], &[gate]);
-            gr.node("up_proj", Layer, linear(t, f, d, mb), &[x3, wu], &[up]);
-            // Eager PyTorch runs `act_fn(gate) * up` as two kernels.
+    gr.node(
+        "qk_matmul",
+        Layer,
+        bmm(s, l, sh.qk_dim),
+        &[q, k_src],
+        &[scores],
+    );
+    let sm = Op::Softmax(Softmax {
+        rows: b * sh.heads * s,
+        cols: l,
+        scale_mask: true,
+        precision: a,
+    });
+    gr.node("softmax", Layer, sm, &[scores], &[probs]);
+    gr.node(
+        "sv_matmul",
+        Layer,
+        bmm(s, sh.v_dim, l),
+        &[probs, v_src],
+        &[out],
+    );
+}
+
+/// Multi-head latent attention (DeepSeek-V2 §2.1, DeepSeek-V3): low-rank q and kv paths, a
+/// cache of kv_lora_rank + qk_rope_head_dim elements per token. Prefill expands the latent
+/// into per-head keys and values (kv_b_proj); decode uses the absorbed form, attending over the
+/// latent directly with W_UK folded into the query and W_UV applied after.
+fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> TensorId {
+    let (t, d, h) = (cx.t, cx.d, cx.h);
+    let (tf, df) = (cx.tf, cx.df);
+    let (w, a, c) = (cx.w, cx.a, cx.c);
+    let (nope, rope, r_kv, vd) = (
+        m.qk_nope_head_dim,
+        m.qk_rope_head_dim,
+        m.kv_lora_rank,
+        m.v_head_dim,
+    );
+    let qk = m.qk_head_dim();
+    let q = gr.tensor("q", tf * (h * qk) as f64, a, Act);
+    match m.q_lora_rank {
+        Some(r_q) => {
+            let wa = gr.tensor("q_a_proj.weight", df * r_q as f64, w, Weight);
+            let qa = gr.tensor("q_latent", tf * r_q as f64, a, Act);
             gr.node(
-                "act_fn",
+                "q_a_proj",
                 Layer,
-                Op::Elementwise(Elementwise {
-                    elements: t * f,
-                    inputs: 1,
-                    flops_per_element: act_flops,
-                    precision: a,
-                }),
-                &[gate],
-                &[gate_act],
+                cx.linear(t, r_q, d, false),
+                &[x1, wa],
+                &[qa],
             );
+            let nw = gr.tensor("q_a_layernorm.weight", r_q as f64, a, Weight);
+            let qn = gr.tensor("q_latent_normed", tf * r_q as f64, a, Act);
+            let op = Op::RmsNorm(RmsNorm {
+                rows: t,
+                cols: r_q,
+                precision: a,
+                weight: a,
+            });
+            gr.node("q_a_layernorm", Layer, op, &[qa, nw], &[qn]);
+            let wb = gr.tensor("q_b_proj.weight", (r_q * h * qk) as f64, w, Weight);
             gr.node(
-                "act_mul",
+                "q_b_proj",
                 Layer,
-                Op::Elementwise(Elementwise {
-                    elements: t * f,
-                    inputs: 2,
-                    flops_per_element: MUL_FLOPS_PER_ELEMENT,
-                    precision: a,
-                }),
-                &[gate_act, up],
-                &[hidden_act],
+                cx.linear(t, h * qk, r_q, false),
+                &[qn, wb],
+                &[q],
             );
         }
-        MlpKind::Plain => {
-            let w1 = gr.tensor("up_proj.weight", df * ff + mlp_bias_elems(ff), w, Weight);
-            let up = gr.tensor("up", tf * ff, a, Act);
-            gr.node("up_proj", Layer, linear(t, f, d, mb), &[x3, w1], &[up]);
+        None => {
+            let wq = gr.tensor("q_proj.weight", df * (h * qk) as f64, w, Weight);
             gr.node(
-                "act_fn",
+                "q_proj",
                 Layer,
-                Op::Elementwise(Elementwise {
-                    elements: t * f,
-                    inputs: 1,
-                    flops_per_element: act_flops,
-                    precision: a,
-                }),
-                &[up],
-                &[hidden_act],
+                cx.linear(t, h * qk, d, false),
+                &[x1, wq],
+                &[q],
             );
         }
     }
-    let wd = gr.tensor("down_proj.weight", ff * df + mlp_bias_elems(df), w, Weight);
-    let down = gr.tensor("down", tf * df, a, Act);
-    gr.node(
-        "down_proj",
-        Layer,
-        linear(t, d, f, mb),
-        &[hidden_act, wd],
-        &[down],
+    let wkva = gr.tensor(
+        "kv_a_proj_with_mqa.weight",
+        df * (r_kv + rope) as f64,
+        w,
+        Weight,
     );
-    let x4 = gr.tensor("hidden_out", tf * df, a, Act);
-    gr.node("mlp_residual_add", Layer, add(t * d), &[x2, down], &[x4]);
+    let kva = gr.tensor("kv_latent_and_rope_key", tf * (r_kv + rope) as f64, a, Act);
+    gr.node(
+        "kv_a_proj_with_mqa",
+        Layer,
+        cx.linear(t, r_kv + rope, d, false),
+        &[x1, wkva],
+        &[kva],
+    );
+    let nw = gr.tensor("kv_a_layernorm.weight", r_kv as f64, a, Weight);
+    let ckv = gr.tensor("kv_latent", tf * r_kv as f64, a, Act);
+    let op = Op::RmsNorm(RmsNorm {
+        rows: t,
+        cols: r_kv,
+        precision: a,
+        weight: a,
+    });
+    gr.node("kv_a_layernorm", Layer, op, &[kva, nw], &[ckv]);
+    // Rotary on the rope part of every query head and of the one shared key.
+    let tab = gr.tensor("rope_cos_sin", 2.0 * tf * rope as f64, a, Input);
+    let q_rot = gr.tensor("q_rot", tf * (h * qk) as f64, a, Act);
+    let k_rope = gr.tensor("k_rope", tf * rope as f64, a, Act);
+    let op = Op::Rotary(Rotary {
+        tokens: t,
+        heads: h + 1,
+        head_dim: rope,
+        precision: a,
+    });
+    gr.node("rotary_emb", Layer, op, &[q, kva, tab], &[q_rot, k_rope]);
+    // The cache holds the latent and the rotary key: (kv_lora_rank + qk_rope_head_dim) per token,
+    // written as one "head" of half that width for K and V each (exact when the sum is even).
+    let cache_elems = m.cache_elements();
+    let kv_new = gr.tensor("kv_cache_update", tf * cache_elems as f64, c, KvCache);
+    let write = Op::KvCacheWrite(KvCacheWrite {
+        tokens: t,
+        kv_heads: 1,
+        head_dim: cache_elems.div_ceil(2),
+        act: a,
+        kv: c,
+    });
+    gr.node("kv_cache_write", Layer, write, &[ckv, k_rope], &[kv_new]);
 
-    // ---- once per model: final norm and lm_head ----
-    let lnf_w = gr.tensor("norm.weight", norm_weight_elems, a, Weight);
-    let xf = gr.tensor("final_norm_out", tf * df, a, Act);
-    gr.node("norm", Model, norm_op(t), &[x4, lnf_w], &[xf]);
-    let head_w = if model.tie_embeddings {
-        emb_w
+    let wkvb_elems = (r_kv * h * (nope + vd)) as f64;
+    let attn_v = gr.tensor("attn_out", tf * (h * vd) as f64, a, Act);
+    if cx.prefill {
+        // Expand the latent of every key into per-head K (nope part) and V.
+        let wkvb = gr.tensor("kv_b_proj.weight", wkvb_elems, w, Weight);
+        let bl = (cx.b * cx.l) as f64;
+        let kv = gr.tensor("k_nope_and_v", bl * (h * (nope + vd)) as f64, a, Act);
+        gr.node(
+            "kv_b_proj",
+            Layer,
+            cx.linear(t, h * (nope + vd), r_kv, false),
+            &[ckv, wkvb],
+            &[kv],
+        );
+        attention_core(
+            cx,
+            gr,
+            AttnShape {
+                heads: h,
+                kv_heads: h,
+                qk_dim: qk,
+                v_dim: vd,
+                kv_shared: false,
+                window: None,
+                kv: a,
+            },
+            [q_rot, kv, kv],
+            attn_v,
+        );
     } else {
-        gr.tensor("lm_head.weight", (v * d) as f64, w, Weight)
+        // Absorbed: q_nope·W_UK per head gives a query in latent space; attention reads the
+        // cached latent (576 wide: latent + rotary key) once for all heads; W_UV maps the
+        // latent output back to v_head_dim.
+        let wuk = gr.tensor("kv_b_proj.weight", wkvb_elems, w, Weight);
+        let q_lat = gr.tensor("q_in_latent", tf * (h * (r_kv + rope)) as f64, a, Act);
+        let absorb = |m_: u64, n: u64, k: u64| {
+            Op::BatchedMatmul(BatchedMatmul {
+                batch: h,
+                shared: 1,
+                m: m_,
+                n,
+                k,
+                a,
+                b: w,
+                c: a,
+                compute: a,
+            })
+        };
+        gr.node(
+            "q_absorb",
+            Layer,
+            absorb(t, r_kv, nope),
+            &[q_rot, wuk],
+            &[q_lat],
+        );
+        let bl = (cx.b * cx.l) as f64;
+        let k_cache = gr.tensor("kv_cache", bl * cache_elems as f64, c, KvCache);
+        let v_cache = gr.tensor("kv_cache_latent", bl * r_kv as f64, c, KvCache);
+        let o_lat = gr.tensor("attn_out_latent", tf * (h * r_kv) as f64, a, Act);
+        attention_core(
+            cx,
+            gr,
+            AttnShape {
+                heads: h,
+                kv_heads: 1,
+                qk_dim: cache_elems,
+                v_dim: r_kv,
+                kv_shared: true,
+                window: None,
+                kv: c,
+            },
+            [q_lat, k_cache, v_cache],
+            o_lat,
+        );
+        gr.node(
+            "o_absorb",
+            Layer,
+            absorb(t, vd, r_kv),
+            &[o_lat, wuk],
+            &[attn_v],
+        );
+    }
+    let wo = gr.tensor("o_proj.weight", (h * vd) as f64 * df, w, Weight);
+    let o = gr.tensor("o_proj_out", tf * df, a, Act);
+    gr.node(
+        "o_proj",
+        Layer,
+        cx.linear(t, d, h * vd, false),
+        &[attn_v, wo],
+        &[o],
+    );
+    o
+}
+
+/// A dense MLP in `scope`: gated (gate, up, act, mul, down) or plain (up, act, down), writing
+/// `out`.
+fn mlp_dense<S: GraphSink>(cx: &Cx, gr: &mut S, scope: Scope, x3: TensorId, out: TensorId) {
+    let m = cx.model;
+    let (t, d, f) = (cx.t, cx.d, m.intermediate);
+    let (tf, df, ff) = (cx.tf, cx.df, f as f64);
+    let (w, a) = (cx.w, cx.a);
+    let mb = m.mlp_bias;
+    let bias = |n: f64| if mb { n } else { 0.0 };
+    let names = cx.names();
+    let hidden_act = gr.tensor("mlp_act_out", tf * ff, a, Act);
+    let unary = |flops| {
+        Op::Elementwise(Elementwise {
+            elements: t * f,
+            inputs: 1,
+            flops_per_element: flops,
+            precision: a,
+        })
     };
-    let logits = gr.tensor("logits", (b * v) as f64, a, Act);
+    match m.mlp {
+        MlpKind::Gated => {
+            let wg = gr.tensor("gate_proj.weight", df * ff + bias(ff), w, Weight);
+            let wu = gr.tensor("up_proj.weight", df * ff + bias(ff), w, Weight);
+            let gate = gr.tensor("gate", tf * ff, a, Act);
+            let up = gr.tensor("up", tf * ff, a, Act);
+            let gate_act = gr.tensor("gate_act", tf * ff, a, Act);
+            gr.node(
+                names.gate,
+                scope,
+                cx.linear(t, f, d, mb),
+                &[x3, wg],
+                &[gate],
+            );
+            gr.node(names.up, scope, cx.linear(t, f, d, mb), &[x3, wu], &[up]);
+            // Eager PyTorch runs `act_fn(gate) * up` as two kernels.
+            gr.node("act_fn", scope, unary(cx.act_flops()), &[gate], &[gate_act]);
+            let mul = Op::Elementwise(Elementwise {
+                elements: t * f,
+                inputs: 2,
+                flops_per_element: MUL_FLOPS_PER_ELEMENT,
+                precision: a,
+            });
+            gr.node("act_mul", scope, mul, &[gate_act, up], &[hidden_act]);
+        }
+        MlpKind::Plain => {
+            let w1 = gr.tensor("up_proj.weight", df * ff + bias(ff), w, Weight);
+            let up = gr.tensor("up", tf * ff, a, Act);
+            gr.node(names.up, scope, cx.linear(t, f, d, mb), &[x3, w1], &[up]);
+            gr.node("act_fn", scope, unary(cx.act_flops()), &[up], &[hidden_act]);
+        }
+    }
+    let wd = gr.tensor("down_proj.weight", ff * df + bias(df), w, Weight);
+    gr.node(
+        names.down,
+        scope,
+        cx.linear(t, d, f, mb),
+        &[hidden_act, wd],
+        &[out],
+    );
+}
+
+/// A mixture-of-experts MLP in `scope`: router GEMM and top-k, the routed experts as grouped
+/// GEMMs over the T·k routed rows (only the experts some token chose are read, see
+/// [`crate::ops::ExpertGemm`]), shared experts as a dense gated MLP, and the weighted combine.
+fn mlp_moe<S: GraphSink>(
+    cx: &Cx,
+    gr: &mut S,
+    moe: &Moe,
+    scope: Scope,
+    x3: TensorId,
+    out: TensorId,
+) {
+    let (t, d) = (cx.t, cx.d);
+    let (tf, df) = (cx.tf, cx.df);
+    let (w, a) = (cx.w, cx.a);
+    let (e_n, k, fe) = (moe.experts, moe.top_k, moe.expert_intermediate);
+    let mixtral = cx.model.architecture == "MixtralForCausalLM";
+    let wr = gr.tensor("gate.weight", df * e_n as f64, w, Weight);
+    let logits = gr.tensor("router_logits", tf * e_n as f64, a, Act);
+    gr.node(
+        "gate",
+        scope,
+        cx.linear(t, e_n, d, false),
+        &[x3, wr],
+        &[logits],
+    );
+    let probs = gr.tensor("router_probs", tf * e_n as f64, a, Act);
+    let topk = Op::Softmax(Softmax {
+        rows: t,
+        cols: e_n,
+        scale_mask: false,
+        precision: a,
+    });
+    gr.node("router_topk", scope, topk, &[logits], &[probs]);
+    let rows = (t * k) as f64;
+    let expert = |n: u64, kk: u64| {
+        Op::ExpertGemm(ExpertGemm {
+            tokens: t,
+            top_k: k,
+            experts: e_n,
+            n,
+            k: kk,
+            a: cx.ga,
+            b: w,
+            b_scale: cx.w_scale,
+            c: a,
+            compute: cx.ga,
+        })
+    };
+    let (n_gate, n_up, n_down) = if mixtral {
+        ("experts.w1", "experts.w3", "experts.w2")
+    } else {
+        ("experts.gate_proj", "experts.up_proj", "experts.down_proj")
+    };
+    let ew = (e_n * d * fe) as f64;
+    let wg = gr.tensor("experts.gate.weight", ew, w, Weight);
+    let wu = gr.tensor("experts.up.weight", ew, w, Weight);
+    let wd = gr.tensor("experts.down.weight", ew, w, Weight);
+    let gate = gr.tensor("expert_gate", rows * fe as f64, a, Act);
+    let up = gr.tensor("expert_up", rows * fe as f64, a, Act);
+    let gact = gr.tensor("expert_gate_act", rows * fe as f64, a, Act);
+    let hact = gr.tensor("expert_act_out", rows * fe as f64, a, Act);
+    let eout = gr.tensor("expert_out", rows * df, a, Act);
+    gr.node(n_gate, scope, expert(fe, d), &[x3, wg], &[gate]);
+    gr.node(n_up, scope, expert(fe, d), &[x3, wu], &[up]);
+    let unary = Op::Elementwise(Elementwise {
+        elements: t * k * fe,
+        inputs: 1,
+        flops_per_element: cx.act_flops(),
+        precision: a,
+    });
+    gr.node("experts.act_fn", scope, unary, &[gate], &[gact]);
+    let mul = Op::Elementwise(Elementwise {
+        elements: t * k * fe,
+        inputs: 2,
+        flops_per_element: MUL_FLOPS_PER_ELEMENT,
+        precision: a,
+    });
+    gr.node("experts.act_mul", scope, mul, &[gact, up], &[hact]);
+    gr.node(n_down, scope, expert(d, fe), &[hact, wd], &[eout]);
+    let mut combine_in = vec![eout, probs];
+    let mut inputs = k;
+    if moe.shared_experts > 0 {
+        let fs = moe.shared_experts * fe;
+        let (fsf, sw) = (fs as f64, (d * fs) as f64);
+        let wsg = gr.tensor("shared_experts.gate_proj.weight", sw, w, Weight);
+        let wsu = gr.tensor("shared_experts.up_proj.weight", sw, w, Weight);
+        let wsd = gr.tensor("shared_experts.down_proj.weight", sw, w, Weight);
+        let sg = gr.tensor("shared_gate", tf * fsf, a, Act);
+        let su = gr.tensor("shared_up", tf * fsf, a, Act);
+        let sga = gr.tensor("shared_gate_act", tf * fsf, a, Act);
+        let sh = gr.tensor("shared_act_out", tf * fsf, a, Act);
+        let so = gr.tensor("shared_out", tf * df, a, Act);
+        gr.node(
+            "shared_experts.gate_proj",
+            scope,
+            cx.linear(t, fs, d, false),
+            &[x3, wsg],
+            &[sg],
+        );
+        gr.node(
+            "shared_experts.up_proj",
+            scope,
+            cx.linear(t, fs, d, false),
+            &[x3, wsu],
+            &[su],
+        );
+        let op = Op::Elementwise(Elementwise {
+            elements: t * fs,
+            inputs: 1,
+            flops_per_element: cx.act_flops(),
+            precision: a,
+        });
+        gr.node("shared_experts.act_fn", scope, op, &[sg], &[sga]);
+        let op = Op::Elementwise(Elementwise {
+            elements: t * fs,
+            inputs: 2,
+            flops_per_element: MUL_FLOPS_PER_ELEMENT,
+            precision: a,
+        });
+        gr.node("shared_experts.act_mul", scope, op, &[sga, su], &[sh]);
+        gr.node(
+            "shared_experts.down_proj",
+            scope,
+            cx.linear(t, d, fs, false),
+            &[sh, wsd],
+            &[so],
+        );
+        combine_in.push(so);
+        inputs += 1;
+    }
+    // Σ_i p_i·y_i over the k routed outputs (+ the shared output): a multiply and an add each.
+    let combine = Op::Elementwise(Elementwise {
+        elements: t * d,
+        inputs: inputs as u32,
+        flops_per_element: 2.0 * inputs as f64,
+        precision: a,
+    });
+    gr.node("moe_combine", scope, combine, &combine_in, &[out]);
+}
+
+/// Final norm and lm_head on the last position of each sequence.
+fn head<S: GraphSink>(cx: &Cx, gr: &mut S, x4: TensorId) {
+    let m = cx.model;
+    let lnf_w = gr.tensor("norm.weight", cx.norm_weight_elems(cx.d), cx.a, Weight);
+    let xf = gr.tensor("final_norm_out", cx.tf * cx.df, cx.a, Act);
+    gr.node("norm", Model, cx.norm_op(cx.t, cx.d), &[x4, lnf_w], &[xf]);
+    // A tied lm_head reads the embedding matrix: a tensor of the same size.
+    let head_w = gr.tensor(
+        if m.tie_embeddings {
+            "embed_tokens.weight (tied)"
+        } else {
+            "lm_head.weight"
+        },
+        (m.vocab * cx.d) as f64,
+        cx.w,
+        Weight,
+    );
+    let logits = gr.tensor("logits", (cx.b * m.vocab) as f64, cx.a, Act);
     gr.node(
         "lm_head",
         Model,
-        linear(b, v, d, false),
+        cx.linear(cx.b, m.vocab, cx.d, false),
         &[xf, head_w],
         &[logits],
     );

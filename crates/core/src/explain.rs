@@ -554,6 +554,106 @@ fn cost_steps(op: &Op) -> (Vec<Given>, Vec<Step>) {
                 ],
             )
         }
+        Op::ExpertGemm(o) => {
+            let src = "mixture-of-experts grouped GEMM (ops::ExpertGemm; docs/cost-model.md \
+                       §MoE): 2 FLOP per multiply-add over the T·k routed rows; only the experts \
+                       some token chose are read, U = E·(1 − (1 − k/E)^T) expected under uniform \
+                       routing";
+            let gv = vec![
+                given("T", o.tokens as f64, "", "tokens routed"),
+                given("k", o.top_k as f64, "", "experts per token"),
+                given("E", o.experts as f64, "", "experts"),
+                given("n", o.n as f64, "", "output features of one expert"),
+                given("K", o.k as f64, "", "input features"),
+                given(
+                    "U",
+                    o.experts_touched(),
+                    "",
+                    "expected distinct experts read",
+                ),
+                bytes_given("a", o.a, "the token rows"),
+                bytes_given("b", o.b, "the expert weights"),
+                bytes_given("c", o.c, "the output"),
+            ];
+            let (t, k, nn, kk) = (n(o.tokens), n(o.top_k), n(o.n), n(o.k));
+            let u = plain_number(o.experts_touched());
+            let (a, b, c2) = (bpe(o.a), bpe(o.b), bpe(o.c));
+            (
+                gv,
+                vec![
+                    flops("2·T·k·n·K".into(), format!("2·{t}·{k}·{nn}·{kk}"), src),
+                    read(
+                        "T·k·K·a + U·K·n·b".into(),
+                        format!("{t}·{k}·{kk}·{a} + {u}·{kk}·{nn}·{b}"),
+                        src,
+                    ),
+                    written("T·k·n·c".into(), format!("{t}·{k}·{nn}·{c2}"), src),
+                ],
+            )
+        }
+        Op::FlashAttention(o) if o.window.is_some() || o.v_head_dim.is_some() || o.kv_shared => {
+            let src = "fused attention cost (ops::FlashAttention; Dao et al. 2022, \
+                       arXiv:2205.14135; sliding window: Jiang et al. 2023 (Mistral 7B); MLA: \
+                       DeepSeek-V2 arXiv:2405.04434 §2.1): 2·e FLOP per pair for QKᵀ, 2·e_v for \
+                       S·V, + φ; K and V read once per kv head (once in all when they are MLA's \
+                       shared latent); O written once";
+            let per = SOFTMAX_FLOPS_PER_ELEMENT + SCALE_MASK_FLOPS_PER_ELEMENT;
+            let gv = vec![
+                given("B", o.batch as f64, "", "sequences"),
+                given("h", o.heads as f64, "", "query heads"),
+                given("g", o.kv_heads as f64, "", "key/value heads"),
+                given("e", o.head_dim as f64, "", "query/key elements per head"),
+                given("e_v", o.v_dim() as f64, "", "value elements per head"),
+                given("s", o.q_len as f64, "", "queries per sequence"),
+                given("L", o.kv_len as f64, "", "keys per sequence"),
+                given(
+                    "P",
+                    o.pairs(),
+                    "",
+                    "(query, key) pairs per head (causal; windowed when a window is set)",
+                ),
+                given("R_k", o.key_rows_read(), "", "key rows read per kv head"),
+                given(
+                    "φ",
+                    per,
+                    "FLOP",
+                    "softmax (5) + scale and mask (2) per score",
+                ),
+                bytes_given("a", o.act, "Q and O"),
+                bytes_given("c", o.kv, "K and V"),
+            ];
+            let (b, h, g, e, ev, s) = (
+                n(o.batch),
+                n(o.heads),
+                n(o.kv_heads),
+                n(o.head_dim),
+                n(o.v_dim()),
+                n(o.q_len),
+            );
+            let (p, rows) = (plain_number(o.pairs()), plain_number(o.key_rows_read()));
+            let (a, c2) = (bpe(o.act), bpe(o.kv));
+            let width = if o.kv_shared {
+                ("e".to_string(), e.clone())
+            } else {
+                ("(e + e_v)".to_string(), format!("({e} + {ev})"))
+            };
+            (
+                gv,
+                vec![
+                    flops(
+                        "B·h·P·(2·e + 2·e_v + φ)".into(),
+                        format!("{b}·{h}·{p}·(2·{e} + 2·{ev} + {})", plain_number(per)),
+                        src,
+                    ),
+                    read(
+                        format!("B·s·h·e·a + B·g·R_k·{}·c", width.0),
+                        format!("{b}·{s}·{h}·{e}·{a} + {b}·{g}·{rows}·{}·{c2}", width.1),
+                        src,
+                    ),
+                    written("B·s·h·e_v·a".into(), format!("{b}·{s}·{h}·{ev}·{a}"), src),
+                ],
+            )
+        }
         Op::FlashAttention(o) => {
             let src = "fused attention cost (ops::FlashAttention; Dao et al. 2022 §3.3, \
                        arXiv:2205.14135; docs/cost-model.md §2): 4·e FLOP per (query, key) pair \
@@ -1000,7 +1100,15 @@ pub fn explain_node(
             }
         ),
     ];
+    let blocks_formula;
     let (count_formula, count_src) = match node.scope {
+        Scope::Blocks(k) => {
+            blocks_formula = format!("{k} (in {k} of the decoder blocks)");
+            (
+                blocks_formula.as_str(),
+                "docs/cost-model.md: nodes of a block kind that only some blocks have (dense or MoE MLP) run that many times",
+            )
+        }
         Scope::Layer => (
             "n_L (once in every decoder block)",
             "docs/cost-model.md §2: nodes inside a block run n_L times per forward pass",
@@ -1126,6 +1234,9 @@ mod tests {
             q_len: 4,
             kv_len: 4,
             causal: true,
+            window: None,
+            v_head_dim: None,
+            kv_shared: false,
             block_q: None,
             act: Precision::Bf16,
             kv: Precision::Bf16,

@@ -44,14 +44,35 @@ pub struct Tensor {
     pub role: TensorRole,
 }
 
-/// Where a node sits: inside every decoder block or once per model.
+/// Where a node sits: inside every decoder block, inside some of them, or once per model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// In each decoder block: runs `layers` times per forward pass.
     Layer,
+    /// In this many of the blocks only (DeepSeek-V3: the dense MLP of the first 3 blocks, the
+    /// MoE MLP of the other 58).
+    Blocks(u64),
     /// Once per forward pass.
     Model,
+}
+
+impl Scope {
+    /// Executions per forward pass of a model with `layers` blocks.
+    #[inline]
+    pub fn count(self, layers: u64) -> u64 {
+        match self {
+            Scope::Layer => layers,
+            Scope::Blocks(n) => n,
+            Scope::Model => 1,
+        }
+    }
+
+    /// Whether the node is inside decoder blocks (all or some).
+    #[inline]
+    pub fn in_blocks(self) -> bool {
+        !matches!(self, Scope::Model)
+    }
 }
 
 /// A node: one operator, the tensors it reads and writes.
@@ -138,10 +159,7 @@ impl OpGraph {
 
     /// How many times `node` runs per forward pass.
     pub fn count(&self, node: &Node) -> u64 {
-        match node.scope {
-            Scope::Layer => self.layers,
-            Scope::Model => 1,
-        }
+        node.scope.count(self.layers)
     }
 
     /// The node with this name.
@@ -370,10 +388,7 @@ impl NodeCosts {
     /// How many times a node of `scope` runs per forward pass.
     #[inline]
     pub fn count(&self, scope: Scope) -> u64 {
-        match scope {
-            Scope::Layer => self.layers,
-            Scope::Model => 1,
-        }
+        scope.count(self.layers)
     }
 }
 

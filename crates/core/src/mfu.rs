@@ -353,6 +353,17 @@ impl Rating {
         }
     }
 
+    /// Short id, as JSON and CSV give it (`above_range`).
+    pub fn id(self) -> &'static str {
+        match self {
+            Rating::Poor => "poor",
+            Rating::Fair => "fair",
+            Rating::Good => "good",
+            Rating::Excellent => "excellent",
+            Rating::AboveRange => "above_range",
+        }
+    }
+
     /// How reports print it.
     pub fn label(self) -> &'static str {
         match self {

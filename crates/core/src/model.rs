@@ -38,6 +38,98 @@ pub enum MlpKind {
     Plain,
 }
 
+/// How token positions enter the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Positions {
+    /// Rotary embedding on queries and keys (Su et al. 2021): no parameters.
+    #[default]
+    Rotary,
+    /// A learned table of `rows` position embeddings added to the token embeddings (GPT-2:
+    /// `n_positions`; OPT: `max_position_embeddings` + 2, its offset).
+    Learned {
+        /// Rows of the table.
+        rows: u64,
+    },
+}
+
+/// Which Hugging Face module names the operators carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Naming {
+    /// `q_proj k_proj v_proj o_proj gate_proj up_proj down_proj` (Llama, Mistral, Qwen).
+    #[default]
+    Llama,
+    /// `c_attn` (q, k, v in one GEMM), `attn.c_proj`, `mlp.c_fc`, `mlp.c_proj`.
+    Gpt2,
+    /// `q_proj k_proj v_proj out_proj fc1 fc2`.
+    Opt,
+}
+
+/// Mixture of experts in the MLP (Shazeer et al. 2017; Fedus et al. 2022).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Moe {
+    /// Routed experts E (`num_local_experts`, `num_experts`, `n_routed_experts`).
+    pub experts: u64,
+    /// Experts each token is routed to, k (`num_experts_per_tok`).
+    pub top_k: u64,
+    /// Width of one expert's gated MLP (`moe_intermediate_size`; Mixtral: `intermediate_size`).
+    pub expert_intermediate: u64,
+    /// Shared experts every token also goes through (`n_shared_experts`, DeepSeek), each
+    /// `expert_intermediate` wide.
+    pub shared_experts: u64,
+    /// The first blocks that keep a dense MLP of `intermediate_size` (`first_k_dense_replace`).
+    pub dense_layers: u64,
+    /// Whether the router has a per-expert bias (DeepSeek-V3 `e_score_correction_bias`).
+    pub router_bias: bool,
+}
+
+/// Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, §2.1): queries and keys/values
+/// pass through low-rank latents; the KV cache holds the kv latent and the shared rotary key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Mla {
+    /// Rank of the query latent (`q_lora_rank`); `None`: a plain q projection.
+    pub q_lora_rank: Option<u64>,
+    /// Rank of the kv latent (`kv_lora_rank`), cached per token.
+    pub kv_lora_rank: u64,
+    /// Non-rotary part of each query/key head (`qk_nope_head_dim`).
+    pub qk_nope_head_dim: u64,
+    /// Rotary part of each query head and of the one shared key (`qk_rope_head_dim`).
+    pub qk_rope_head_dim: u64,
+    /// Value head size (`v_head_dim`).
+    pub v_head_dim: u64,
+}
+
+impl Mla {
+    /// Query/key head size: nope + rope.
+    pub fn qk_head_dim(&self) -> u64 {
+        self.qk_nope_head_dim + self.qk_rope_head_dim
+    }
+    /// Elements cached per token per layer: kv_lora_rank + qk_rope_head_dim (576 for
+    /// DeepSeek-V3).
+    pub fn cache_elements(&self) -> u64 {
+        self.kv_lora_rank + self.qk_rope_head_dim
+    }
+}
+
+/// What sets a model apart from the plain Llama block; `Variant::default()` is that block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+pub struct Variant {
+    /// Position encoding.
+    pub positions: Positions,
+    /// Module names.
+    pub naming: Naming,
+    /// RMSNorm on each query and key head before rotary (Qwen3 `q_norm`, `k_norm`).
+    pub qk_norm: bool,
+    /// Each query attends at most this many most recent keys (`sliding_window`, Mistral); the
+    /// KV cache keeps only that many.
+    pub sliding_window: Option<u64>,
+    /// Mixture of experts, if the MLP is one.
+    pub moe: Option<Moe>,
+    /// Multi-head latent attention, if used.
+    pub mla: Option<Mla>,
+}
+
 /// A decoder-only transformer's shape.
 ///
 /// Shapes: hidden `d`, `layers` blocks, `heads` query heads and `kv_heads` key/value heads of
@@ -78,6 +170,8 @@ pub struct Transformer {
     pub activation: Activation,
     /// Longest context the model was trained for (`max_position_embeddings`), if given.
     pub max_position_embeddings: Option<u64>,
+    /// Positions, naming, MoE, MLA, sliding window: what differs from the Llama block.
+    pub variant: Variant,
 }
 
 /// A field of a [`Transformer`] that cannot be used.
@@ -119,6 +213,49 @@ impl Transformer {
                 });
             }
         }
+        if let Some(m) = self.variant.moe {
+            for (field, v) in [
+                ("num_experts", m.experts),
+                ("num_experts_per_tok", m.top_k),
+                ("moe_intermediate_size", m.expert_intermediate),
+            ] {
+                if v == 0 {
+                    return Err(ModelError {
+                        field,
+                        message: "must be a positive integer, got 0".into(),
+                    });
+                }
+            }
+            if m.top_k > m.experts {
+                return Err(ModelError {
+                    field: "num_experts_per_tok",
+                    message: format!(
+                        "routes each token to {} experts but there are only {}",
+                        m.top_k, m.experts
+                    ),
+                });
+            }
+        }
+        if let Some(m) = self.variant.mla {
+            for (field, v) in [
+                ("kv_lora_rank", m.kv_lora_rank),
+                ("qk_rope_head_dim", m.qk_rope_head_dim),
+                ("v_head_dim", m.v_head_dim),
+            ] {
+                if v == 0 {
+                    return Err(ModelError {
+                        field,
+                        message: "must be a positive integer, got 0".into(),
+                    });
+                }
+            }
+        }
+        if self.variant.sliding_window == Some(0) {
+            return Err(ModelError {
+                field: "sliding_window",
+                message: "must be positive (or null for full attention)".into(),
+            });
+        }
         if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(ModelError {
                 field: "num_key_value_heads",
@@ -137,14 +274,26 @@ impl Transformer {
         self.heads / self.kv_heads.max(1)
     }
 
-    /// Parameters of one decoder block: attention projections (d·h·dh for q and o, d·kvh·dh for
-    /// k and v), MLP (3·d·f gated, 2·d·f plain), biases where present, and two norms (d each;
-    /// 2d each for LayerNorm with bias).
-    pub fn parameters_per_layer(&self) -> u64 {
+    /// Parameters of one block's attention: q, k, v and output projections (d·h·e for q and o,
+    /// d·g·e for k and v), biases where present, Qwen3's per-head q/k norms (2·e); with MLA the
+    /// low-rank path instead: [d·r_q + r_q + r_q·h·(n + r)] (or d·h·(n + r) without a q latent)
+    /// + d·(r_kv + r) + r_kv + r_kv·h·(n + v) + h·v·d (DeepSeek-V2 §2.1).
+    pub fn attention_parameters(&self) -> u64 {
         let d = self.hidden;
-        let q = self.heads * self.head_dim;
+        let h = self.heads;
+        if let Some(m) = self.variant.mla {
+            let qk = m.qk_head_dim();
+            let q = match m.q_lora_rank {
+                Some(r) => d * r + r + r * h * qk,
+                None => d * h * qk,
+            };
+            let kv = d * (m.kv_lora_rank + m.qk_rope_head_dim)
+                + m.kv_lora_rank
+                + m.kv_lora_rank * h * (m.qk_nope_head_dim + m.v_head_dim);
+            return q + kv + h * m.v_head_dim * d;
+        }
+        let q = h * self.head_dim;
         let kv = self.kv_heads * self.head_dim;
-        let f = self.intermediate;
         let mut p = d * q + 2 * d * kv + q * d;
         if self.qkv_bias {
             p += q + 2 * kv;
@@ -152,12 +301,90 @@ impl Transformer {
         if self.o_bias {
             p += d;
         }
-        p += match self.mlp {
-            MlpKind::Gated => 3 * d * f + if self.mlp_bias { 2 * f + d } else { 0 },
-            MlpKind::Plain => 2 * d * f + if self.mlp_bias { f + d } else { 0 },
-        };
-        p += 2 * self.norm_parameters();
+        if self.variant.qk_norm {
+            p += 2 * self.head_dim;
+        }
         p
+    }
+
+    /// Parameters of one block's MLP. Dense: 3·d·f gated, 2·d·f plain, plus biases. MoE: the
+    /// router d·E (+ E for a bias), E experts of 3·d·f_e and the shared experts; `active` counts
+    /// only the k routed experts a token uses (and the router and shared experts).
+    pub fn mlp_parameters(&self, moe_layer: bool, active: bool) -> u64 {
+        let d = self.hidden;
+        match self.variant.moe {
+            Some(m) if moe_layer => {
+                let expert = 3 * d * m.expert_intermediate;
+                let routed = if active { m.top_k } else { m.experts };
+                d * m.experts
+                    + if m.router_bias { m.experts } else { 0 }
+                    + (routed + m.shared_experts) * expert
+            }
+            _ => {
+                let f = self.intermediate;
+                match self.mlp {
+                    MlpKind::Gated => 3 * d * f + if self.mlp_bias { 2 * f + d } else { 0 },
+                    MlpKind::Plain => 2 * d * f + if self.mlp_bias { f + d } else { 0 },
+                }
+            }
+        }
+    }
+
+    /// Blocks whose MLP is a mixture of experts (0 for a dense model).
+    pub fn moe_layers(&self) -> u64 {
+        self.variant
+            .moe
+            .map(|m| self.layers.saturating_sub(m.dense_layers))
+            .unwrap_or(0)
+    }
+
+    /// Parameters of one dense decoder block: attention, dense MLP and two norms.
+    pub fn parameters_per_layer(&self) -> u64 {
+        self.attention_parameters() + self.mlp_parameters(false, false) + 2 * self.norm_parameters()
+    }
+
+    fn blocks_parameters(&self, active: bool) -> u64 {
+        let moe = self.moe_layers();
+        let dense = self.layers - moe;
+        let per = self.attention_parameters() + 2 * self.norm_parameters();
+        self.layers * per
+            + dense * self.mlp_parameters(false, active)
+            + moe * self.mlp_parameters(true, active)
+    }
+
+    fn embedding_parameters(&self) -> u64 {
+        let emb = self.vocab * self.hidden;
+        let head = if self.tie_embeddings { 0 } else { emb };
+        let pos = match self.variant.positions {
+            Positions::Learned { rows } => rows * self.hidden,
+            Positions::Rotary => 0,
+        };
+        emb + head + pos
+    }
+
+    /// Parameters a token uses: as [`Transformer::parameters`], with only the k routed experts of
+    /// each MoE block (the router and shared experts included). Equal to `parameters()` for a
+    /// dense model.
+    pub fn active_parameters(&self) -> u64 {
+        self.embedding_parameters() + self.blocks_parameters(true) + self.norm_parameters()
+    }
+
+    /// KV-cache elements per token per layer: 2·kv_heads·head_dim (K and V), or
+    /// kv_lora_rank + qk_rope_head_dim with MLA.
+    pub fn kv_elements_per_token(&self) -> u64 {
+        match self.variant.mla {
+            Some(m) => m.cache_elements(),
+            None => 2 * self.kv_heads * self.head_dim,
+        }
+    }
+
+    /// Tokens the KV cache keeps for a sequence of `tokens`: all of them, or the last
+    /// `sliding_window` (Mistral's rolling buffer).
+    pub fn cached_tokens(&self, tokens: u64) -> u64 {
+        match self.variant.sliding_window {
+            Some(w) => tokens.min(w),
+            None => tokens,
+        }
     }
 
     fn norm_parameters(&self) -> u64 {
@@ -174,34 +401,32 @@ impl Transformer {
     }
 
     /// Bytes of the KV cache for `batch` sequences of `tokens` tokens each, stored in
-    /// `precision`: 2 (K and V) · layers · batch · tokens · kv_heads · head_dim · bytes per
-    /// element. For Llama-2-70B in fp16 at 1,024 tokens that is 0.3125 GiB per sequence, as in
-    /// Databricks's "LLM Inference Performance Engineering" (2023), Table 3.
+    /// `precision`: layers · batch · cached tokens · [`Transformer::kv_elements_per_token`] ·
+    /// bytes per element (2·kv_heads·head_dim per token, K and V). For Llama-2-70B in fp16 at
+    /// 1,024 tokens that is 0.3125 GiB per sequence, as in Databricks's "LLM Inference
+    /// Performance Engineering" (2023), Table 3.
     pub fn kv_cache_bytes(&self, batch: u64, tokens: u64, precision: Precision) -> Bytes {
         Bytes(
-            2.0 * self.layers as f64
+            self.layers as f64
                 * batch as f64
-                * tokens as f64
-                * (self.kv_heads * self.head_dim) as f64
+                * self.cached_tokens(tokens) as f64
+                * self.kv_elements_per_token() as f64
                 * precision.bytes(),
         )
     }
 
     /// Parameters outside the embedding matrices: [`Transformer::parameters`] less vocab·d for
-    /// the token embedding and, when untied, vocab·d for lm_head. This is the N of Kaplan et al.
-    /// 2020, §2.1 ("non-embedding parameters"); the final norm stays in.
+    /// the token embedding, vocab·d for lm_head when untied, and a learned position table. This
+    /// is the N of Kaplan et al. 2020, §2.1 ("non-embedding parameters"); the final norm stays
+    /// in.
     pub fn non_embedding_parameters(&self) -> u64 {
-        let emb = self.vocab * self.hidden;
-        let head = if self.tie_embeddings { 0 } else { emb };
-        self.parameters() - emb - head
+        self.parameters() - self.embedding_parameters()
     }
 
     /// Total parameters: embedding (vocab·d), blocks, final norm, and lm_head (vocab·d) unless
     /// tied to the embedding (a tied matrix counts once).
     pub fn parameters(&self) -> u64 {
-        let emb = self.vocab * self.hidden;
-        let head = if self.tie_embeddings { 0 } else { emb };
-        emb + self.layers * self.parameters_per_layer() + self.norm_parameters() + head
+        self.embedding_parameters() + self.blocks_parameters(false) + self.norm_parameters()
     }
 }
 
@@ -229,6 +454,7 @@ pub(crate) mod tests {
             mlp: MlpKind::Gated,
             activation: Activation::Silu,
             max_position_embeddings: Some(4096),
+            variant: Variant::default(),
         }
     }
 

@@ -625,6 +625,8 @@ mod tests {
                             weight: Precision::Int4,
                             act: Precision::Bf16,
                             kv: Precision::Fp8,
+                            weight_scale_bytes: 0.0,
+                            gemm_act: None,
                         },
                     ],
                     stages: &[stage],

@@ -23,16 +23,28 @@ impl fmt::Display for Stage {
     }
 }
 
-/// Storage precisions of weights, activations and the KV cache. GEMMs compute in the
-/// activation precision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Storage precisions of weights, activations and the KV cache, and the precision GEMMs compute
+/// in.
+///
+/// The peak that applies to a GEMM is that of the precision it computes in: the activation
+/// precision, or `gemm_act` for W8A8-style formats whose GEMM inputs are quantized. Weight-only
+/// formats (int8/int4/fp8 weights, dequantized in the kernel) change the bytes read, never the
+/// peak.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Precisions {
     /// Weights.
     pub weight: Precision,
-    /// Activations (and the precision GEMMs compute in).
+    /// Activations (and the precision GEMMs compute in, unless `gemm_act` is set).
     pub act: Precision,
     /// KV cache.
     pub kv: Precision,
+    /// Extra bytes read per weight for group-wise quantization: (scale bytes + zero-point
+    /// bytes) / group size (GPTQ, AWQ: e.g. int4 with an fp16 scale and zero point per 128
+    /// weights adds 4/128 = 0.03125 B). 0 for plain formats.
+    pub weight_scale_bytes: f64,
+    /// The precision GEMM inputs are quantized to and computed in (W8A8: int8, at the int8
+    /// peak; Xiao et al. 2023, SmoothQuant), or `None` for the activation precision.
+    pub gemm_act: Option<Precision>,
 }
 
 impl Precisions {
@@ -42,7 +54,19 @@ impl Precisions {
             weight: p,
             act: p,
             kv: p,
+            weight_scale_bytes: 0.0,
+            gemm_act: None,
         }
+    }
+
+    /// Bytes read per weight: the weight precision's bytes plus the group-wise scales.
+    pub fn weight_bytes(&self) -> f64 {
+        self.weight.bytes() + self.weight_scale_bytes
+    }
+
+    /// The precision GEMMs take their inputs in and compute in.
+    pub fn gemm(&self) -> Precision {
+        self.gemm_act.unwrap_or(self.act)
     }
 }
 

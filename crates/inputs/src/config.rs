@@ -7,13 +7,24 @@
 
 use crate::embedded::MODEL_FILES;
 use crate::error::InputError;
-use roofline_core::model::{Activation, MlpKind, NormKind, Transformer};
+use roofline_core::model::{
+    Activation, Mla, MlpKind, Moe, Naming, NormKind, Positions, Transformer, Variant,
+};
 use serde_json::{Map, Value};
 use std::path::Path;
 
 /// The `architectures` values this reader understands.
-pub const SUPPORTED_ARCHITECTURES: &[&str] =
-    &["LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"];
+pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
+    "LlamaForCausalLM",
+    "MistralForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",
+    "MixtralForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "DeepseekV3ForCausalLM",
+    "GPT2LMHeadModel",
+    "OPTForCausalLM",
+];
 
 /// Largest size accepted for any dimension; beyond it a value is taken for a typo.
 const MAX_DIM: u64 = 1 << 24;
@@ -93,23 +104,20 @@ pub fn parse_config(text: &str, origin: &str, name: &str) -> Result<Transformer,
     };
     let cfg = Fields { obj: &obj, origin };
     let arch = cfg.architecture()?;
-    let hidden = cfg.dim("hidden_size")?;
-    let heads = cfg.dim("num_attention_heads")?;
-    let kv_heads = cfg.opt_dim("num_key_value_heads")?.unwrap_or(heads);
-    let head_dim = match cfg.opt_dim("head_dim")? {
-        Some(hd) => hd,
-        None => {
-            if hidden % heads != 0 {
-                return Err(cfg.error(
-                    "head_dim",
-                    &format!("is missing and hidden_size {hidden} is not divisible by num_attention_heads {heads}"),
-                    "add `head_dim` to the config",
-                ));
-            }
-            hidden / heads
-        }
+    let model = match arch.as_str() {
+        "GPT2LMHeadModel" => gpt2(&cfg, name, &arch)?,
+        "OPTForCausalLM" => opt(&cfg, name, &arch)?,
+        _ => llama_family(&cfg, name, &arch)?,
     };
-    let activation = match cfg.opt_str("hidden_act")?.as_deref() {
+    model.validate().map_err(|e| {
+        InputError::new(format!("{origin}: {e}"))
+            .with_hint("fix the config: these fields come from the model's config.json")
+    })?;
+    Ok(model)
+}
+
+fn activation(cfg: &Fields, field: &str) -> Result<Activation, InputError> {
+    Ok(match cfg.opt_str(field)?.as_deref() {
         None | Some("silu") | Some("swish") => Activation::Silu,
         Some("gelu") | Some("gelu_new") | Some("gelu_pytorch_tanh") | Some("gelu_fast") => {
             Activation::Gelu
@@ -117,17 +125,115 @@ pub fn parse_config(text: &str, origin: &str, name: &str) -> Result<Transformer,
         Some("relu") => Activation::Relu,
         Some(other) => {
             return Err(cfg.error(
-                "hidden_act",
+                field,
                 &format!("unknown activation `{other}`"),
                 "use silu, gelu or relu",
             ))
         }
-    };
+    })
+}
+
+fn head_dim(cfg: &Fields, hidden: u64, heads: u64) -> Result<u64, InputError> {
+    match cfg.opt_dim("head_dim")? {
+        Some(hd) => Ok(hd),
+        None if hidden % heads != 0 => Err(cfg.error(
+            "head_dim",
+            &format!(
+                "is missing and hidden_size {hidden} is not divisible by num_attention_heads {heads}"
+            ),
+            "add `head_dim` to the config",
+        )),
+        None => Ok(hidden / heads),
+    }
+}
+
+/// Llama, Mistral, Qwen2, Qwen3 and their mixture-of-experts kin (Mixtral, Qwen3-MoE,
+/// DeepSeek-V3 with MLA).
+fn llama_family(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, InputError> {
+    let hidden = cfg.dim("hidden_size")?;
+    let heads = cfg.dim("num_attention_heads")?;
+    let kv_heads = cfg.opt_dim("num_key_value_heads")?.unwrap_or(heads);
     let qwen2 = arch == "Qwen2ForCausalLM";
+    let qwen3 = arch.starts_with("Qwen3");
+    let deepseek = arch == "DeepseekV3ForCausalLM";
     let attention_bias = qwen2 || cfg.opt_bool("attention_bias")?.unwrap_or(false);
-    let model = Transformer {
+    let mla = if deepseek {
+        Some(Mla {
+            q_lora_rank: cfg.opt_dim("q_lora_rank")?,
+            kv_lora_rank: cfg.dim("kv_lora_rank")?,
+            qk_nope_head_dim: cfg.dim("qk_nope_head_dim")?,
+            qk_rope_head_dim: cfg.dim("qk_rope_head_dim")?,
+            v_head_dim: cfg.dim("v_head_dim")?,
+        })
+    } else {
+        None
+    };
+    let head_dim = match mla {
+        Some(m) => m.qk_head_dim(),
+        None => head_dim(cfg, hidden, heads)?,
+    };
+    let moe = match arch {
+        "MixtralForCausalLM" => Some(Moe {
+            experts: cfg.dim("num_local_experts")?,
+            top_k: cfg.dim("num_experts_per_tok")?,
+            expert_intermediate: cfg.dim("intermediate_size")?,
+            shared_experts: 0,
+            dense_layers: 0,
+            router_bias: false,
+        }),
+        "Qwen3MoeForCausalLM" => {
+            if cfg.opt_dim("decoder_sparse_step")?.unwrap_or(1) != 1 {
+                return Err(cfg.error(
+                    "decoder_sparse_step",
+                    "is not 1: MoE on every n-th block only is not modelled",
+                    "only configs with every block a mixture of experts are supported",
+                ));
+            }
+            if matches!(cfg.obj.get("mlp_only_layers"), Some(Value::Array(a)) if !a.is_empty()) {
+                return Err(cfg.error(
+                    "mlp_only_layers",
+                    "lists dense blocks: mixing dense and MoE blocks this way is not modelled",
+                    "use a config with an empty `mlp_only_layers`",
+                ));
+            }
+            Some(Moe {
+                experts: cfg.dim("num_experts")?,
+                top_k: cfg.dim("num_experts_per_tok")?,
+                expert_intermediate: cfg.dim("moe_intermediate_size")?,
+                shared_experts: 0,
+                dense_layers: 0,
+                router_bias: false,
+            })
+        }
+        "DeepseekV3ForCausalLM" => {
+            if cfg.opt_dim("moe_layer_freq")?.unwrap_or(1) != 1 {
+                return Err(cfg.error(
+                    "moe_layer_freq",
+                    "is not 1: MoE on every n-th block only is not modelled",
+                    "only configs with moe_layer_freq 1 are supported",
+                ));
+            }
+            Some(Moe {
+                experts: cfg.dim("n_routed_experts")?,
+                top_k: cfg.dim("num_experts_per_tok")?,
+                expert_intermediate: cfg.dim("moe_intermediate_size")?,
+                shared_experts: cfg.opt_count("n_shared_experts")?.unwrap_or(0),
+                dense_layers: cfg.opt_count("first_k_dense_replace")?.unwrap_or(0),
+                router_bias: cfg.opt_str("topk_method")?.as_deref() == Some("noaux_tc"),
+            })
+        }
+        _ => None,
+    };
+    // Qwen2 and Qwen3 carry `sliding_window` with `use_sliding_window: false`.
+    let window_used = cfg.opt_bool("use_sliding_window")?.unwrap_or(true);
+    let sliding_window = if window_used {
+        cfg.opt_dim("sliding_window")?
+    } else {
+        None
+    };
+    Ok(Transformer {
         name: name.to_string(),
-        architecture: arch.clone(),
+        architecture: arch.to_string(),
         hidden,
         layers: cfg.dim("num_hidden_layers")?,
         heads,
@@ -142,14 +248,102 @@ pub fn parse_config(text: &str, origin: &str, name: &str) -> Result<Transformer,
         mlp_bias: cfg.opt_bool("mlp_bias")?.unwrap_or(false),
         norm: NormKind::RmsNorm,
         mlp: MlpKind::Gated,
-        activation,
+        activation: activation(cfg, "hidden_act")?,
         max_position_embeddings: cfg.opt_dim("max_position_embeddings")?,
-    };
-    model.validate().map_err(|e| {
-        InputError::new(format!("{origin}: {e}"))
-            .with_hint("fix the config: these fields come from the model's config.json")
-    })?;
-    Ok(model)
+        variant: Variant {
+            qk_norm: qwen3,
+            sliding_window,
+            moe,
+            mla,
+            ..Variant::default()
+        },
+    })
+}
+
+/// GPT-2 (`GPT2LMHeadModel`): `n_embd`, `n_layer`, `n_head`, `n_inner` (default 4·n_embd),
+/// `n_positions` learned positions, LayerNorm, biases everywhere, GELU, q/k/v in one `c_attn`
+/// GEMM, lm_head tied to the token embedding (Radford et al. 2019; Hugging Face
+/// `modeling_gpt2.py`).
+fn gpt2(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, InputError> {
+    let hidden = cfg.dim("n_embd")?;
+    let heads = cfg.dim("n_head")?;
+    let positions = cfg.dim("n_positions")?;
+    Ok(Transformer {
+        name: name.to_string(),
+        architecture: arch.to_string(),
+        hidden,
+        layers: cfg.dim("n_layer")?,
+        heads,
+        kv_heads: heads,
+        head_dim: head_dim(cfg, hidden, heads)?,
+        intermediate: cfg.opt_dim("n_inner")?.unwrap_or(4 * hidden),
+        vocab: cfg.dim("vocab_size")?,
+        tie_embeddings: cfg.opt_bool("tie_word_embeddings")?.unwrap_or(true),
+        qkv_bias: true,
+        o_bias: true,
+        mlp_bias: true,
+        norm: NormKind::LayerNorm,
+        mlp: MlpKind::Plain,
+        activation: activation(cfg, "activation_function")?,
+        max_position_embeddings: Some(positions),
+        variant: Variant {
+            positions: Positions::Learned { rows: positions },
+            naming: Naming::Gpt2,
+            ..Variant::default()
+        },
+    })
+}
+
+/// OPT (`OPTForCausalLM`, Zhang et al. 2022): `ffn_dim`, learned positions with an offset of 2
+/// (`max_position_embeddings` + 2 rows), LayerNorm before each sublayer, biases (`enable_bias`),
+/// ReLU MLP, tied lm_head.
+fn opt(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, InputError> {
+    let hidden = cfg.dim("hidden_size")?;
+    let heads = cfg.dim("num_attention_heads")?;
+    if let Some(p) = cfg.opt_dim("word_embed_proj_dim")? {
+        if p != hidden {
+            return Err(cfg.error(
+                "word_embed_proj_dim",
+                &format!(
+                    "is {p}, not hidden_size {hidden}: project_in/project_out are not modelled"
+                ),
+                "only OPT configs with word_embed_proj_dim equal to hidden_size are supported",
+            ));
+        }
+    }
+    if cfg.opt_bool("do_layer_norm_before")? == Some(false) {
+        return Err(cfg.error(
+            "do_layer_norm_before",
+            "is false: post-LayerNorm OPT (opt-350m) is not modelled",
+            "only pre-LayerNorm OPT configs are supported",
+        ));
+    }
+    let max_pos = cfg.dim("max_position_embeddings")?;
+    let bias = cfg.opt_bool("enable_bias")?.unwrap_or(true);
+    Ok(Transformer {
+        name: name.to_string(),
+        architecture: arch.to_string(),
+        hidden,
+        layers: cfg.dim("num_hidden_layers")?,
+        heads,
+        kv_heads: heads,
+        head_dim: head_dim(cfg, hidden, heads)?,
+        intermediate: cfg.dim("ffn_dim")?,
+        vocab: cfg.dim("vocab_size")?,
+        tie_embeddings: cfg.opt_bool("tie_word_embeddings")?.unwrap_or(true),
+        qkv_bias: bias,
+        o_bias: bias,
+        mlp_bias: bias,
+        norm: NormKind::LayerNorm,
+        mlp: MlpKind::Plain,
+        activation: activation(cfg, "activation_function")?,
+        max_position_embeddings: Some(max_pos),
+        variant: Variant {
+            positions: Positions::Learned { rows: max_pos + 2 },
+            naming: Naming::Opt,
+            ..Variant::default()
+        },
+    })
 }
 
 struct Fields<'a> {
@@ -223,6 +417,14 @@ impl Fields<'_> {
             return Err(self.error(field, &format!("must be an integer, got {v}"), hint));
         }
         Err(self.error(field, &format!("must be a positive integer, got {v}"), hint))
+    }
+
+    /// A count that may be zero (`n_shared_experts`, `first_k_dense_replace`).
+    fn opt_count(&self, field: &str) -> Result<Option<u64>, InputError> {
+        match self.obj.get(field) {
+            Some(Value::Number(n)) if n.as_u64() == Some(0) => Ok(Some(0)),
+            _ => self.opt_dim(field),
+        }
     }
 
     fn dim(&self, field: &str) -> Result<u64, InputError> {

@@ -243,6 +243,8 @@ fn load_grid() -> Grid {
                     weight: precision_for(r.w_bit),
                     act: precision_for(r.a_bit),
                     kv: precision_for(r.kv_bit),
+                    weight_scale_bytes: 0.0,
+                    gemm_act: None,
                 },
                 flash_attention: r.flash,
             };

@@ -190,6 +190,8 @@ pub fn model_json(m: &Transformer) -> Value {
         "name": m.name,
         "architecture": m.architecture,
         "parameters": m.parameters(),
+        "active_parameters": m.active_parameters(),
+        "kv_cache_elements_per_token_per_layer": m.kv_elements_per_token(),
         "hidden_size": m.hidden,
         "num_hidden_layers": m.layers,
         "num_attention_heads": m.heads,

@@ -61,6 +61,7 @@ fn llama2_7b() -> Transformer {
         mlp: MlpKind::Gated,
         activation: Activation::Silu,
         max_position_embeddings: Some(4096),
+        variant: Default::default(),
     }
 }
 

@@ -72,6 +72,36 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The precisions the flags give: `--precision` for all three, overridden per tensor kind, with
+/// group-wise scale bytes and W8A8.
+pub(crate) fn precisions(a: &AnalyzeArgs) -> Result<Precisions, CliError> {
+    let default_weight = if a.w8a8 {
+        roofline_core::precision::Precision::Int8
+    } else {
+        a.precision
+    };
+    let weight_scale_bytes = match a.group_size {
+        None => 0.0,
+        Some(0) => {
+            return Err(CliError::bad_input(
+                "`--group-size` must be at least 1",
+                Some("GPTQ and AWQ use 128 weights per group".into()),
+            ))
+        }
+        Some(g) => {
+            let zp = a.zero_point_precision.map(|p| p.bytes()).unwrap_or(0.0);
+            (a.scale_precision.bytes() + zp) / g as f64
+        }
+    };
+    Ok(Precisions {
+        weight: a.weight_precision.unwrap_or(default_weight),
+        act: a.precision,
+        kv: a.kv_precision.unwrap_or(a.precision),
+        weight_scale_bytes,
+        gemm_act: a.w8a8.then_some(roofline_core::precision::Precision::Int8),
+    })
+}
+
 /// Reads the model and chip and analyses each stage the flags ask for.
 pub(crate) fn prepare(a: &AnalyzeArgs) -> Result<Prepared, CliError> {
     let model = load_model(&a.model)?;
@@ -80,11 +110,7 @@ pub(crate) fn prepare(a: &AnalyzeArgs) -> Result<Prepared, CliError> {
         device.launch_overhead =
             roofline_core::cited::Cited::new(roofline_core::units::Seconds(l), "--launch-overhead");
     }
-    let precisions = Precisions {
-        weight: a.weight_precision.unwrap_or(a.precision),
-        act: a.precision,
-        kv: a.kv_precision.unwrap_or(a.precision),
-    };
+    let precisions = precisions(a)?;
     let stages: &[Stage] = match a.stage {
         StageArg::Prefill => &[Stage::Prefill],
         StageArg::Decode => &[Stage::Decode],

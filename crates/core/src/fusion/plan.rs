@@ -179,17 +179,19 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     {
                         let tile = flash_tile(q.k, q.a, smem);
                         if tile.fits {
-                            let kv_heads = q.batch / q.shared.max(1);
-                            let heads_per_seq = graph_heads(graph).unwrap_or(1);
-                            let batch = q.batch / heads_per_seq.max(1);
+                            // Only products batch·heads and batch·kv_heads enter the cost, so
+                            // one "sequence" of batch·heads query heads is exact.
                             let fa = FlashAttention {
-                                batch,
-                                heads: heads_per_seq,
-                                kv_heads: kv_heads / batch.max(1),
+                                batch: 1,
+                                heads: q.batch,
+                                kv_heads: q.batch / q.shared.max(1),
                                 head_dim: q.k,
                                 q_len: q.m,
                                 kv_len: q.n,
                                 causal: true,
+                                window: None,
+                                v_head_dim: sv_dim(&graph.nodes[sv].op).filter(|&v| v != q.k),
+                                kv_shared: false,
                                 block_q: tile.block_q,
                                 act: q.a,
                                 kv: q.b,
@@ -396,12 +398,10 @@ fn over(t: &TilePlan) -> String {
     }
 }
 
-/// Query heads per sequence, from the q_proj GEMM (its N = heads·head_dim) and qk_matmul's K.
-fn graph_heads(graph: &OpGraph) -> Option<u64> {
-    let q = graph.find("q_proj")?;
-    let qk = graph.find("qk_matmul")?;
-    match (&q.op, &qk.op) {
-        (Op::Gemm(g), Op::BatchedMatmul(b)) if b.k > 0 => Some(g.n / b.k),
+/// The value head size of an unfused S·V batched matmul (its N).
+fn sv_dim(op: &Op) -> Option<u64> {
+    match op {
+        Op::BatchedMatmul(b) => Some(b.n),
         _ => None,
     }
 }
@@ -587,7 +587,7 @@ pub fn evaluate_plan(
                 s.time_per_layer += p.time;
                 layers
             }
-            Scope::Model => 1,
+            other => other.count(layers),
         };
         s.kernels += n;
         s.cost += k.cost * n as f64;

@@ -22,6 +22,24 @@ pub fn causal_pairs(q_len: u64, kv_len: u64) -> f64 {
     q * (kv - q) + q * (q + 1.0) / 2.0
 }
 
+/// (query, key) pairs of causal attention with a sliding window of `window` keys: query i
+/// (position `kv_len − q_len + i`) sees min(position + 1, window) keys.
+pub fn windowed_pairs(q_len: u64, kv_len: u64, window: u64) -> f64 {
+    let kv = kv_len.max(q_len);
+    let off = kv - q_len;
+    let w = window.max(1);
+    // Positions p = off … kv − 1 see min(p + 1, w): those below w − 1 see p + 1, the rest w.
+    let full_from = w.saturating_sub(1).max(off).min(kv);
+    let ramp: f64 = if full_from > off {
+        // Σ_{p=off}^{full_from−1} (p + 1)
+        let (a, z) = (off as f64 + 1.0, full_from as f64);
+        (a + z) * (z - a + 1.0) / 2.0
+    } else {
+        0.0
+    };
+    ramp + (kv - full_from) as f64 * w as f64
+}
+
 /// One fused attention kernel over `batch` sequences, `heads` query heads sharing `kv_heads`
 /// key/value heads (GQA), `q_len` queries and `kv_len` keys per sequence.
 ///
@@ -51,6 +69,15 @@ pub struct FlashAttention {
     pub kv_len: u64,
     /// Causal mask: masked blocks are skipped.
     pub causal: bool,
+    /// Sliding window: each query sees at most this many most recent keys (Mistral), the rest
+    /// are skipped. `None`: no window.
+    pub window: Option<u64>,
+    /// Value head size when it differs from the query/key head size (MLA: 128 vs 192 in prefill,
+    /// 512 vs 576 in absorbed decode). `None`: `head_dim`.
+    pub v_head_dim: Option<u64>,
+    /// K and V are one tensor (MLA's cached latent: V is the first `v_head_dim` elements of each
+    /// key row), read once.
+    pub kv_shared: bool,
     /// Queries per thread block for the IO model, or `None` for K and V read once.
     pub block_q: Option<u64>,
     /// Precision of Q, O and the computation.
@@ -63,11 +90,17 @@ impl FlashAttention {
     /// (query, key) pairs computed per (sequence, head).
     #[inline]
     pub fn pairs(&self) -> f64 {
-        if self.causal {
-            causal_pairs(self.q_len, self.kv_len)
-        } else {
-            self.q_len as f64 * self.kv_len as f64
+        match (self.causal, self.window) {
+            (true, Some(w)) => windowed_pairs(self.q_len, self.kv_len, w),
+            (true, None) => causal_pairs(self.q_len, self.kv_len),
+            _ => self.q_len as f64 * self.kv_len as f64,
         }
+    }
+
+    /// Value head size.
+    #[inline]
+    pub fn v_dim(&self) -> u64 {
+        self.v_head_dim.unwrap_or(self.head_dim)
     }
 
     /// Key (and value) rows read per (sequence, kv head): see the type's documentation.
@@ -81,10 +114,17 @@ impl FlashAttention {
             return blocks as f64 * kv as f64;
         }
         let off = kv - q;
-        // Block j's last query sits at position off + min((j+1)·br, q) − 1.
+        // Block j's queries sit at positions off + j·br … off + min((j+1)·br, q) − 1; it streams
+        // keys 0 … last (or, with a window w, last − w + 1 … last, from the first query's window).
         let mut rows = 0.0;
         for j in 0..blocks {
-            rows += (off + ((j + 1) * br).min(q)) as f64;
+            let first = off + j * br;
+            let last = off + ((j + 1) * br).min(q) - 1;
+            let start = match self.window {
+                Some(w) => (first + 1).saturating_sub(w),
+                None => 0,
+            };
+            rows += (last + 1 - start) as f64;
         }
         rows
     }
@@ -98,12 +138,16 @@ impl FlashAttention {
             self.kv_heads as f64,
             self.head_dim as f64,
         );
-        let per_pair = 4.0 * d + SOFTMAX_FLOPS_PER_ELEMENT + SCALE_MASK_FLOPS_PER_ELEMENT;
-        let q_elems = b * self.q_len as f64 * h * d;
+        let dv = self.v_dim() as f64;
+        let per_pair =
+            2.0 * d + 2.0 * dv + SOFTMAX_FLOPS_PER_ELEMENT + SCALE_MASK_FLOPS_PER_ELEMENT;
+        let rows_q = b * self.q_len as f64 * h;
+        let kv_width = if self.kv_shared { d } else { d + dv };
         Cost::new(
             b * h * self.pairs() * per_pair,
-            q_elems * self.act.bytes() + 2.0 * b * kvh * self.key_rows_read() * d * self.kv.bytes(),
-            q_elems * self.act.bytes(),
+            rows_q * d * self.act.bytes()
+                + b * kvh * self.key_rows_read() * kv_width * self.kv.bytes(),
+            rows_q * dv * self.act.bytes(),
         )
     }
 }
@@ -121,10 +165,50 @@ mod tests {
             q_len,
             kv_len,
             causal,
+            window: None,
+            v_head_dim: None,
+            kv_shared: false,
             block_q: None,
             act: Precision::Fp16,
             kv: Precision::Fp16,
         }
+    }
+
+    #[test]
+    fn windowed_pairs_by_hand() {
+        // 6 queries over 6 keys, window 3: 1 + 2 + 3 + 3 + 3 + 3 = 15.
+        assert_eq!(windowed_pairs(6, 6, 3), 15.0);
+        // Decode at 4097 keys, window 4096: 4096.
+        assert_eq!(windowed_pairs(1, 4097, 4096), 4096.0);
+        // A window wider than the sequence is plain causal.
+        assert_eq!(windowed_pairs(4, 4, 100), causal_pairs(4, 4));
+    }
+
+    #[test]
+    fn mla_decode_reads_the_latent_once() {
+        // DeepSeek-V3 absorbed decode: 128 heads, one latent of 576 (K) whose first 512 are V.
+        let a = FlashAttention {
+            batch: 1,
+            heads: 128,
+            kv_heads: 1,
+            head_dim: 576,
+            q_len: 1,
+            kv_len: 4097,
+            causal: true,
+            window: None,
+            v_head_dim: Some(512),
+            kv_shared: true,
+            block_q: None,
+            act: Precision::Bf16,
+            kv: Precision::Bf16,
+        };
+        let c = a.cost();
+        assert_eq!(
+            c.flops.get(),
+            128.0 * 4097.0 * (2.0 * 576.0 + 2.0 * 512.0 + 7.0)
+        );
+        assert_eq!(c.bytes_read.get(), (128.0 * 576.0 + 4097.0 * 576.0) * 2.0);
+        assert_eq!(c.bytes_written.get(), 128.0 * 512.0 * 2.0);
     }
 
     #[test]

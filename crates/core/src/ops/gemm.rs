@@ -10,7 +10,8 @@ use serde::Serialize;
 /// (k × n = in × out) and C the output.
 ///
 /// - FLOPs = 2·m·n·k (one multiply-add = 2 FLOP), plus m·n for the bias add.
-/// - bytes read = m·k·a + k·n·b (+ n·b for the bias), bytes written = m·n·c,
+/// - bytes read = m·k·a + k·n·(b + s) (+ n·b for the bias), bytes written = m·n·c,
+///   where s is the group-wise scale overhead per weight (0 for plain formats),
 ///   where a, b, c are the bytes per element of A, B and C: each operand crosses main memory once,
 ///   the ideal a tiled GEMM approaches when its tiles fit on chip.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -23,6 +24,9 @@ pub struct Gemm {
     pub k: u64,
     /// Whether a bias of n elements (at B's precision) is added.
     pub bias: bool,
+    /// Extra bytes read per element of B for group-wise quantization scales and zero points
+    /// (0 for a plain format).
+    pub b_scale: f64,
     /// Precision of A (activations).
     pub a: Precision,
     /// Precision of B (weights).
@@ -41,6 +45,7 @@ impl Gemm {
             n,
             k,
             bias: false,
+            b_scale: 0.0,
             a: p,
             b: p,
             c: p,
@@ -55,7 +60,9 @@ impl Gemm {
         let bias = if self.bias { 1.0 } else { 0.0 };
         Cost::new(
             2.0 * m * n * k + bias * m * n,
-            m * k * self.a.bytes() + k * n * self.b.bytes() + bias * n * self.b.bytes(),
+            m * k * self.a.bytes()
+                + k * n * (self.b.bytes() + self.b_scale)
+                + bias * n * self.b.bytes(),
             m * n * self.c.bytes(),
         )
     }

@@ -10,9 +10,10 @@ mod cost;
 mod elementwise;
 mod embedding;
 mod gemm;
+mod moe;
 mod norm;
 
-pub use attention::{causal_pairs, FlashAttention};
+pub use attention::{causal_pairs, windowed_pairs, FlashAttention};
 pub use cost::Cost;
 pub use elementwise::{
     Elementwise, Rotary, Softmax, ADD_FLOPS_PER_ELEMENT, GELU_FLOPS_PER_ELEMENT,
@@ -21,6 +22,7 @@ pub use elementwise::{
 };
 pub use embedding::{Embedding, KvCacheWrite, TOKEN_ID_BYTES};
 pub use gemm::{BatchedMatmul, Gemm};
+pub use moe::{expected_experts_touched, ExpertGemm};
 pub use norm::{LayerNorm, RmsNorm, LAYERNORM_FLOPS_PER_ELEMENT, RMSNORM_FLOPS_PER_ELEMENT};
 
 use crate::precision::Precision;
@@ -62,6 +64,8 @@ pub enum Op {
     KvCacheWrite(KvCacheWrite),
     /// Fused attention, QKᵀ → softmax → ·V in one kernel (Dao et al. 2022).
     FlashAttention(FlashAttention),
+    /// One projection of every routed expert of a mixture-of-experts MLP (grouped GEMM).
+    ExpertGemm(ExpertGemm),
 }
 
 impl Op {
@@ -81,6 +85,7 @@ impl Op {
             Op::Embedding(o) => o.cost(),
             Op::KvCacheWrite(o) => o.cost(),
             Op::FlashAttention(o) => o.cost(),
+            Op::ExpertGemm(o) => o.cost(),
         }
     }
 
@@ -91,6 +96,7 @@ impl Op {
             Op::Gemm(o) => Compute::Matrix(o.compute),
             Op::BatchedMatmul(o) => Compute::Matrix(o.compute),
             Op::FlashAttention(o) => Compute::Matrix(o.act),
+            Op::ExpertGemm(o) => Compute::Matrix(o.compute),
             _ => Compute::Vector,
         }
     }
@@ -109,6 +115,7 @@ impl Op {
             Op::Embedding(_) => "embedding",
             Op::KvCacheWrite(_) => "kv_cache_write",
             Op::FlashAttention(_) => "flash_attention",
+            Op::ExpertGemm(_) => "expert_gemm",
         }
     }
 }
