@@ -269,3 +269,54 @@ fn a_model_that_does_not_fit_is_flagged() {
         .success()
         .stdout(predicate::str::contains("max_position_embeddings (4096)"));
 }
+
+#[test]
+fn every_shared_config_runs_in_both_stages() {
+    for dir in std::fs::read_dir(shared("models")).unwrap().flatten() {
+        let cfg = dir.path().join("config.json");
+        if !cfg.exists() {
+            continue;
+        }
+        roofline()
+            .arg("analyze")
+            .arg(&cfg)
+            .args([
+                "--hardware",
+                "h100-sxm",
+                "--seq-len",
+                "512",
+                "--context",
+                "4096",
+            ])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("lm_head"));
+    }
+}
+
+#[test]
+fn group_wise_quantization_flags() {
+    // int4 with an fp16 scale and an fp16 zero point per 128 weights: 0.5 + 4/128 B per weight;
+    // decode q_proj reads 4096·2 + 4096²·0.53125 bytes.
+    let v = json_of(&[
+        "analyze",
+        "--stage",
+        "decode",
+        "--weight-precision",
+        "int4",
+        "--group-size",
+        "128",
+        "--zero-point-precision",
+        "fp16",
+    ]);
+    let q = op(&v["stages"][0], "q_proj");
+    assert_eq!(q["bytes_read"], 4096.0 * 2.0 + 4096.0 * 4096.0 * 0.53125);
+    roofline()
+        .args(["analyze", "--group-size", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`--group-size`"));
+    // W8A8 on the A6000: q_proj held against the int8 peak, 309.7 TOP/s.
+    let v = json_of(&["analyze", "--stage", "prefill", "--w8a8"]);
+    assert_eq!(op(&v["stages"][0], "q_proj")["peak_flops_per_s"], 309.7e12);
+}
