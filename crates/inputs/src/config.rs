@@ -136,7 +136,7 @@ fn activation(cfg: &Fields, field: &str) -> Result<Activation, InputError> {
 fn head_dim(cfg: &Fields, hidden: u64, heads: u64) -> Result<u64, InputError> {
     match cfg.opt_dim("head_dim")? {
         Some(hd) => Ok(hd),
-        None if hidden % heads != 0 => Err(cfg.error(
+        None if !hidden.is_multiple_of(heads) => Err(cfg.error(
             "head_dim",
             &format!(
                 "is missing and hidden_size {hidden} is not divisible by num_attention_heads {heads}"
