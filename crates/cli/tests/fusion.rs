@@ -148,3 +148,33 @@ fn bad_chain_is_bad_input() {
         .code(2)
         .stderr(predicate::str::contains("`--tokens`"));
 }
+
+#[test]
+fn fused_kernels_are_their_own_points_on_the_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("fused.svg");
+    roofline()
+        .args([
+            "analyze",
+            "--hardware",
+            "h100-sxm",
+            "--fusion",
+            "max",
+            "--plot",
+        ])
+        .arg(&svg)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // `max` leaves 5 kernels per block, each of two or more operators, in each stage.
+    assert_eq!(
+        text.matches("data-stage=\"fused prefill\" data-name")
+            .count(),
+        5
+    );
+    assert_eq!(
+        text.matches("data-stage=\"fused decode\" data-name")
+            .count(),
+        5
+    );
+}

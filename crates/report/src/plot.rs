@@ -60,6 +60,10 @@ pub enum Series {
     Decode,
     /// A lone operator (`roofline op`): diamond.
     Operator,
+    /// A fused prefill kernel (`--fusion`): square.
+    FusedPrefill,
+    /// A fused decode kernel (`--fusion`): square.
+    FusedDecode,
 }
 
 impl Series {
@@ -69,6 +73,8 @@ impl Series {
             Series::Prefill => "prefill",
             Series::Decode => "decode",
             Series::Operator => "operator",
+            Series::FusedPrefill => "fused prefill",
+            Series::FusedDecode => "fused decode",
         }
     }
     pub(crate) fn color(self) -> &'static str {
@@ -76,6 +82,8 @@ impl Series {
             Series::Prefill => "#1f6fb4",
             Series::Decode => "#d9480f",
             Series::Operator => "#2b8a3e",
+            Series::FusedPrefill => "#5f3dc4",
+            Series::FusedDecode => "#c2255c",
         }
     }
     fn from_stage(s: Stage) -> Self {
@@ -281,6 +289,54 @@ fn push_rows(
 }
 
 impl RooflineChart {
+    /// Adds the fused kernels (two or more operators) of a fusion plan as their own points:
+    /// squares, beside the operators they replace, at their (higher) intensity.
+    pub fn add_fused_kernels(
+        &mut self,
+        stage: Stage,
+        comparison: &roofline_core::fusion::FusionComparison,
+    ) {
+        let series = match stage {
+            Stage::Prefill => Series::FusedPrefill,
+            Stage::Decode => Series::FusedDecode,
+        };
+        for (k, p) in comparison.plan.kernels.iter().zip(&comparison.after.points) {
+            let (i, a) = (p.intensity.get(), p.attainable.get());
+            if k.nodes.len() < 2 || !(i > 0.0 && a > 0.0 && i.is_finite() && a.is_finite()) {
+                continue;
+            }
+            self.points.push(ChartPoint {
+                label: k.name.clone(),
+                series,
+                intensity: i,
+                attainable: a,
+                tooltip: vec![
+                    format!(
+                        "{stage} fused kernel ({}): {}",
+                        comparison.preset.name(),
+                        k.name
+                    ),
+                    format!(
+                        "rules: {}",
+                        k.rules
+                            .iter()
+                            .map(|r| r.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    format!(
+                        "{} FLOP, {} B, AI {:.3} FLOP/B, {}-bound, {:.3e} s",
+                        k.cost.flops.get(),
+                        k.cost.bytes().get(),
+                        i,
+                        p.bound,
+                        p.time.get()
+                    ),
+                ],
+            });
+        }
+    }
+
     /// The plot of `roofline analyze`: every operator of every stage of `model` on `device`,
     /// the device's roofs (bold: the precisions the operators compute in).
     ///
@@ -634,10 +690,17 @@ pub fn render_svg(chart: &RooflineChart) -> Result<String, PlotError> {
         // operator sits (every operator lies on the roofline).
         let multi = chart.chips.len() > 1;
         let mut legend: Vec<(String, Option<Series>, Option<String>)> = Vec::new();
-        for s in [Series::Prefill, Series::Decode, Series::Operator] {
+        for s in [
+            Series::Prefill,
+            Series::Decode,
+            Series::Operator,
+            Series::FusedPrefill,
+            Series::FusedDecode,
+        ] {
             if chart.points.iter().any(|p| p.series == s) {
                 let label = match s {
                     Series::Operator => "operator (kernel)".to_string(),
+                    Series::FusedPrefill | Series::FusedDecode => format!("{} kernel", s.name()),
                     _ => format!("{} operator", s.name()),
                 };
                 legend.push((label, Some(s), None));

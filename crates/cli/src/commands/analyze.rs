@@ -32,8 +32,32 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
         device: &device,
         stages: &analyses,
     };
+    let fusion = match a.fusion {
+        Some(preset) => Some(
+            analyses
+                .iter()
+                .map(|s| {
+                    let graph = roofline_core::decoder::build_graph(&model, &s.workload);
+                    roofline_core::fusion::compare_preset(
+                        &graph,
+                        preset,
+                        precisions.act,
+                        &device,
+                        device.launch_overhead.value,
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(roofline_core::analysis::AnalysisError::from)?,
+        ),
+        None => None,
+    };
     if let Some(path) = &a.plot.plot {
-        super::plot::plot_analysis(path, a.plot.force, &model, &device, &analyses)?;
+        match &fusion {
+            Some(f) => {
+                super::plot::plot_analysis_fused(path, a.plot.force, &model, &device, &analyses, f)?
+            }
+            None => super::plot::plot_analysis(path, a.plot.force, &model, &device, &analyses)?,
+        }
     }
     if let Some(name) = &a.explain {
         return super::plot::explain_analysis(
@@ -45,24 +69,10 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
             out,
         );
     }
-    if let Some(preset) = a.fusion {
-        let fusion = analyses
-            .iter()
-            .map(|s| {
-                let graph = roofline_core::decoder::build_graph(&model, &s.workload);
-                roofline_core::fusion::compare_preset(
-                    &graph,
-                    preset,
-                    precisions.act,
-                    &device,
-                    device.launch_overhead.value,
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(roofline_core::analysis::AnalysisError::from)?;
+    if let Some(fusion) = &fusion {
         roofline_report::fusion::write_analysis_with_fusion(
             &report,
-            &fusion,
+            fusion,
             a.format.format.into(),
             out,
         )?;

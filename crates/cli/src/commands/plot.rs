@@ -56,6 +56,24 @@ pub(crate) fn plot_analysis(
     write_plot(path, force, &chart)
 }
 
+/// `analyze --plot FILE --fusion PRESET`: the operators, and each stage's fused kernels as their
+/// own points.
+pub(crate) fn plot_analysis_fused(
+    path: &Path,
+    force: bool,
+    model: &Transformer,
+    device: &Device,
+    analyses: &[StageAnalysis],
+    fusion: &[roofline_core::fusion::FusionComparison],
+) -> Result<(), CliError> {
+    let mut chart =
+        RooflineChart::for_analysis(model, device, analyses).map_err(AnalysisError::from)?;
+    for (s, c) in analyses.iter().zip(fusion) {
+        chart.add_fused_kernels(s.workload.stage, c);
+    }
+    write_plot(path, force, &chart)
+}
+
 /// `analyze --explain NAME`: the worked derivation of operator `name` in each stage.
 pub(crate) fn explain_analysis(
     name: &str,

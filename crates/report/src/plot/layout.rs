@@ -248,6 +248,14 @@ pub(super) fn marker(o: &mut String, series: Series, x: f64, y: f64, fill: &str)
                 y + 4.0
             );
         }
+        Series::FusedPrefill | Series::FusedDecode => {
+            let _ = write!(
+                o,
+                r#"<rect x="{:.1}" y="{:.1}" width="10" height="10" fill="{fill}" fill-opacity="0.9" stroke="white" stroke-width="1"/>"#,
+                x - 5.0,
+                y - 5.0
+            );
+        }
         Series::Operator => {
             let _ = write!(
                 o,
