@@ -28,6 +28,12 @@ pub enum Command {
     Report(ReportArgs),
     /// Price a user-named chain of operators as separate kernels and as one fused kernel.
     Fuse(FuseArgs),
+    /// Training MFU and HFU by four FLOP conventions, time to train, MFU as a function of N.
+    Mfu(MfuArgs),
+    /// Inference MBU (and MFU) of a measured decode step.
+    Mbu(MbuArgs),
+    /// Sweep batch, length, precision and chip: each operator's bound and crossover batch.
+    Sweep(SweepArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -387,4 +393,337 @@ pub struct CompareArgs {
     pub plot: PlotArgs,
     #[command(flatten)]
     pub format: FormatArg,
+}
+
+// ---- `roofline mfu`, `roofline mbu`, `roofline sweep` ------------------------------------------
+
+/// A count or rate: a number (`70e9`, `7000000000`, `7_000_000_000`) with an optional decimal
+/// suffix k/K (1e3), M (1e6), B or G (1e9), T (1e12), P (1e15): `70B`, `1.4T`, `312T`.
+pub fn parse_count(s: &str) -> Result<f64, String> {
+    let t = s.trim().replace('_', "");
+    let (num, scale) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        Some('B' | 'G') => (&t[..t.len() - 1], 1e9),
+        Some('T') => (&t[..t.len() - 1], 1e12),
+        Some('P') => (&t[..t.len() - 1], 1e15),
+        _ => (t.as_str(), 1.0),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number: use e.g. 70e9, 70B or 1.4T"))?;
+    let v = v * scale;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("`{s}` must be a positive number"));
+    }
+    Ok(v)
+}
+
+/// A duration of any length: `30d`, `720h`, `90m` (or `90min`), `3600s`, `14ms`, `5us`, or a
+/// bare number of seconds.
+pub fn parse_time(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    const UNITS: [(&str, f64); 9] = [
+        ("min", 60.0),
+        ("ms", 1e-3),
+        ("us", 1e-6),
+        ("µs", 1e-6),
+        ("ns", 1e-9),
+        ("d", 86_400.0),
+        ("h", 3_600.0),
+        ("m", 60.0),
+        ("s", 1.0),
+    ];
+    let (num, scale) = UNITS
+        .iter()
+        .find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k)))
+        .unwrap_or((t, 1.0));
+    let v: f64 = num.trim().parse().map_err(|_| {
+        format!(
+            "`{s}` is not a duration: use a number with d, h, m, s, ms or us (30d, 720h, 90m, \
+             3600s, 14ms), or a bare number of seconds"
+        )
+    })?;
+    let secs = v * scale;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("`{s}` must be a positive duration"));
+    }
+    Ok(secs)
+}
+
+/// `none`, `selective`, `full`, or `partial=F` (F in 0..=1: the fraction of non-attention forward
+/// FLOPs recomputed, attention always; PaLM 540B is `partial=0.75`).
+pub fn parse_recompute(s: &str) -> Result<roofline_core::mfu::Recompute, String> {
+    use roofline_core::mfu::Recompute;
+    match s.trim().to_ascii_lowercase().as_str() {
+        "none" => Ok(Recompute::None),
+        "selective" => Ok(Recompute::Selective),
+        "full" => Ok(Recompute::Full),
+        other => {
+            let f = other
+                .strip_prefix("partial=")
+                .and_then(|f| f.parse::<f64>().ok())
+                .filter(|f| (0.0..=1.0).contains(f))
+                .ok_or_else(|| {
+                    format!("`{s}`: use none, selective, full, or partial=F with F between 0 and 1")
+                })?;
+            Ok(Recompute::Partial(f))
+        }
+    }
+}
+
+/// An MFU in percent, `40` or `40%`, as a fraction (0.40).
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v: f64 = t
+        .strip_suffix('%')
+        .unwrap_or(t)
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a percentage: use e.g. 40 or 40%"))?;
+    if !(v > 0.0 && v <= 100.0) {
+        return Err(format!("`{s}` must be above 0 and at most 100"));
+    }
+    Ok(v / 100.0)
+}
+
+/// Whole numbers: a comma-separated list whose items are numbers or ranges `a..b`, which double
+/// from a up to b (`1..1024` is 1, 2, 4, …, 1024): `1,8,32,128`, `1..1024`, `3,16..64`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UintList(pub Vec<u64>);
+
+/// Parses a [`UintList`].
+pub fn parse_uint_list(s: &str) -> Result<UintList, String> {
+    let mut out = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let num = |x: &str| {
+            x.trim()
+                .replace('_', "")
+                .parse::<u64>()
+                .map_err(|_| format!("`{x}` is not a whole number"))
+        };
+        if let Some((a, b)) = item.split_once("..") {
+            let (a, b) = (num(a)?, num(b.trim_start_matches('='))?);
+            if a == 0 || b < a {
+                return Err(format!(
+                    "`{item}`: a range a..b needs 1 ≤ a ≤ b (it doubles from a up to b)"
+                ));
+            }
+            out.extend(roofline_core::sweep::doubling(a, b));
+        } else {
+            out.push(num(item)?);
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("`{s}`: give at least one number"));
+    }
+    Ok(UintList(out))
+}
+
+/// `roofline mfu`.
+#[derive(Debug, Args)]
+pub struct MfuArgs {
+    /// A preset id or config.json. Without it, give --params; with neither, the MFU is printed
+    /// as a function of N.
+    pub model: Option<String>,
+    /// Parameters N (`70e9`, `70B`), when no model is given.
+    #[arg(long, value_parser = parse_count)]
+    pub params: Option<f64>,
+    /// Decoder blocks L (with --hidden and --seq-len: PaLM's attention term).
+    #[arg(long, value_parser = parse_positive)]
+    pub layers: Option<u64>,
+    /// Hidden size d (= query heads × head dim unless --heads and --head-dim say otherwise).
+    #[arg(long, value_parser = parse_positive)]
+    pub hidden: Option<u64>,
+    /// Query heads H, with --head-dim when H·Q differs from --hidden (PaLM 540B: 48 × 256).
+    #[arg(long, value_parser = parse_positive, requires = "head_dim")]
+    pub heads: Option<u64>,
+    /// Head dim Q, with --heads.
+    #[arg(long, value_parser = parse_positive, requires = "heads")]
+    pub head_dim: Option<u64>,
+    /// Vocabulary V (Megatron's logit term).
+    #[arg(long, value_parser = parse_positive)]
+    pub vocab: Option<u64>,
+    /// Training sequence length T.
+    #[arg(long, value_parser = parse_positive)]
+    pub seq_len: Option<u64>,
+    /// Tokens trained on (with --time); alone, the tokens to train for the time-to-train answer.
+    #[arg(long, value_parser = parse_count)]
+    pub tokens: Option<f64>,
+    /// Time the tokens took: 30d, 720h, 90m, 3600s, or seconds.
+    #[arg(long, value_parser = parse_time, requires = "tokens")]
+    pub time: Option<f64>,
+    /// Global training throughput, tokens per second.
+    #[arg(long, value_parser = parse_count, conflicts_with_all = ["time", "step_time"])]
+    pub tokens_per_s: Option<f64>,
+    /// Time of one optimizer step (with --global-batch and --seq-len).
+    #[arg(long, value_parser = parse_time, requires_all = ["global_batch", "seq_len"], conflicts_with = "time")]
+    pub step_time: Option<f64>,
+    /// Sequences per optimizer step.
+    #[arg(long, value_parser = parse_positive)]
+    pub global_batch: Option<u64>,
+    /// Devices the run used.
+    #[arg(long, default_value_t = 1, value_parser = parse_positive)]
+    pub devices: u64,
+    /// Chip id or chip file: its dense peak for --precision is the peak.
+    #[arg(long)]
+    pub hardware: Option<String>,
+    /// Precision trained in: its dense peak applies.
+    #[arg(long, default_value = "bf16", value_parser = parse_precision)]
+    pub precision: Precision,
+    /// Dense peak of one device in FLOP/s (`312e12`, `312T`), overriding the chip's.
+    #[arg(long, value_parser = parse_count)]
+    pub peak: Option<f64>,
+    /// Activation recomputation: none, selective, full, or partial=F (PaLM's scheme).
+    #[arg(long, default_value = "none", value_parser = parse_recompute)]
+    pub recompute: roofline_core::mfu::Recompute,
+    /// The MFU at which to answer the time to train --tokens, in percent.
+    #[arg(long, default_value = "40", value_parser = parse_percent)]
+    pub target_mfu: f64,
+    /// Model sizes for the MFU-as-a-function-of-N table (no model or --params given).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_parser = parse_count,
+        default_value = "1e9,3e9,7e9,13e9,34e9,70e9,175e9,405e9,1e12"
+    )]
+    pub sizes: Vec<f64>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+/// `roofline mbu`.
+#[derive(Debug, Args)]
+pub struct MbuArgs {
+    /// A preset id or config.json (counts the KV cache); or give --params.
+    pub model: Option<String>,
+    /// Parameters N, when no model is given (the KV cache is then not counted).
+    #[arg(long, value_parser = parse_count)]
+    pub params: Option<f64>,
+    /// Time per output token (one decode step): 14ms, 0.014, …
+    #[arg(long, value_parser = parse_time)]
+    pub tpot: Option<f64>,
+    /// Output tokens per second over the whole batch (batch ÷ time per output token).
+    #[arg(long, value_parser = parse_count, conflicts_with = "tpot")]
+    pub tokens_per_s: Option<f64>,
+    /// Sequences decoded together.
+    #[arg(long, default_value_t = 1, value_parser = parse_positive)]
+    pub batch: u64,
+    /// Tokens already in the KV cache per sequence.
+    #[arg(long, default_value_t = 2048)]
+    pub context: u64,
+    /// Precision of weights, activations and KV cache.
+    #[arg(long, default_value = "bf16", value_parser = parse_precision)]
+    pub precision: Precision,
+    /// Weight precision, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub weight_precision: Option<Precision>,
+    /// KV-cache precision, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub kv_precision: Option<Precision>,
+    /// Devices the model is split over (tensor parallel).
+    #[arg(long, default_value_t = 1, value_parser = parse_positive)]
+    pub devices: u64,
+    /// Chip id or chip file (bandwidth and dense peak).
+    #[arg(long)]
+    pub hardware: Option<String>,
+    /// Main-memory bandwidth of one device in B/s (`2e12`, `2T`), overriding the chip's.
+    #[arg(long, value_parser = parse_count)]
+    pub bandwidth: Option<f64>,
+    /// Dense peak of one device in FLOP/s, overriding the chip's.
+    #[arg(long, value_parser = parse_count)]
+    pub peak: Option<f64>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+/// `roofline sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// A preset id, a config.json, or a folder holding one.
+    #[arg(default_value = "llama-2-7b")]
+    pub model: String,
+    /// Chips, comma-separated (ids or chip files).
+    #[arg(long, default_value = "h100-sxm", value_delimiter = ',')]
+    pub hardware: Vec<String>,
+    /// Stage: prefill sweeps --seq-len, decode sweeps --context.
+    #[arg(long, value_enum, default_value_t = StageArg::Decode)]
+    pub stage: StageArg,
+    /// Batches: a list and/or ranges that double (`1,8,32,128`, `1..1024`).
+    #[arg(long, default_value = "1..1024", value_parser = parse_uint_list)]
+    pub batch: UintList,
+    /// Prompt lengths for prefill (list or doubling ranges).
+    #[arg(long, default_value = "2048", value_parser = parse_uint_list)]
+    pub seq_len: UintList,
+    /// Cached tokens for decode (list or doubling ranges).
+    #[arg(long, default_value = "2048", value_parser = parse_uint_list)]
+    pub context: UintList,
+    /// Precisions of weights, activations and KV cache, comma-separated (`bf16,fp8`).
+    #[arg(long, default_value = "bf16", value_delimiter = ',', value_parser = parse_precision)]
+    pub precision: Vec<Precision>,
+    /// Weight precision for every point, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub weight_precision: Option<Precision>,
+    /// KV-cache precision for every point, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub kv_precision: Option<Precision>,
+    /// Attention as one fused FlashAttention kernel.
+    #[arg(long)]
+    pub flash_attention: bool,
+    /// `--plot FILE` draws throughput and latency against batch, and each operator's intensity
+    /// against batch with the ridge (`.svg` or `.png`); `--force` overwrites it.
+    #[command(flatten)]
+    pub plot: PlotArgs,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+#[cfg(test)]
+mod perf_args_tests {
+    use super::*;
+    use roofline_core::mfu::Recompute;
+
+    #[test]
+    fn times_take_days_hours_minutes_seconds() {
+        assert_eq!(parse_time("30d").unwrap(), 2_592_000.0);
+        assert_eq!(parse_time("720h").unwrap(), 2_592_000.0);
+        assert_eq!(parse_time("90m").unwrap(), 5_400.0);
+        assert_eq!(parse_time("90min").unwrap(), 5_400.0);
+        assert_eq!(parse_time("3600s").unwrap(), 3_600.0);
+        assert_eq!(parse_time("3600").unwrap(), 3_600.0);
+        assert!((parse_time("14ms").unwrap() - 0.014).abs() < 1e-15);
+        let e = parse_time("30x").unwrap_err();
+        assert!(e.contains("`30x`") && e.contains("30d"), "{e}");
+        assert!(parse_time("0s").is_err() && parse_time("-1h").is_err());
+    }
+
+    #[test]
+    fn counts_take_exponents_and_suffixes() {
+        assert_eq!(parse_count("70e9").unwrap(), 70e9);
+        assert_eq!(parse_count("70B").unwrap(), 70e9);
+        assert_eq!(parse_count("1.4T").unwrap(), 1.4e12);
+        assert_eq!(parse_count("7_000").unwrap(), 7000.0);
+        assert!(parse_count("seventy").is_err() && parse_count("0").is_err());
+    }
+
+    #[test]
+    fn recompute_percent_and_lists() {
+        assert_eq!(parse_recompute("full").unwrap(), Recompute::Full);
+        assert_eq!(
+            parse_recompute("partial=0.75").unwrap(),
+            Recompute::Partial(0.75)
+        );
+        assert!(parse_recompute("partial=2").is_err() && parse_recompute("some").is_err());
+        assert_eq!(parse_percent("40").unwrap(), 0.4);
+        assert_eq!(parse_percent("55%").unwrap(), 0.55);
+        assert!(parse_percent("0").is_err() && parse_percent("120").is_err());
+        assert_eq!(
+            parse_uint_list("1,8,32,128").unwrap().0,
+            vec![1, 8, 32, 128]
+        );
+        assert_eq!(parse_uint_list("1..1024").unwrap().0.len(), 11);
+        assert_eq!(parse_uint_list("3,16..64").unwrap().0, vec![3, 16, 32, 64]);
+        assert!(parse_uint_list("8..2").is_err() && parse_uint_list("x").is_err());
+    }
 }

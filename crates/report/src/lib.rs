@@ -17,9 +17,12 @@ pub mod explain;
 pub mod fusion;
 pub mod hardware;
 pub mod html;
+pub mod mfu;
 pub mod models;
 pub mod plot;
 pub mod single;
+pub mod sweep;
+pub mod sweep_plot;
 pub mod units;
 
 use std::fmt;

@@ -69,6 +69,28 @@ pub fn human_seconds(v: f64) -> String {
     }
 }
 
+/// A duration of any length: days (`30.00 d`), hours (`17.28 h`), minutes (`12.50 min`), or
+/// [`human_seconds`] below a minute. A day is 86,400 s.
+pub fn human_duration(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        format!("{v} s")
+    } else if a >= 86_400.0 {
+        format!("{:.2} d", v / 86_400.0)
+    } else if a >= 3_600.0 {
+        format!("{:.2} h", v / 3_600.0)
+    } else if a >= 60.0 {
+        format!("{:.2} min", v / 60.0)
+    } else {
+        human_seconds(v)
+    }
+}
+
+/// A fraction as a percentage with `decimals` places: `percent(0.46229, 1)` → `46.2 %`.
+pub fn percent(fraction: f64, decimals: usize) -> String {
+    format!("{:.*} %", decimals, fraction * 100.0)
+}
+
 /// Arithmetic intensity: `1024.0` / `0.99` / `12.3` (FLOP/byte implied by the column).
 pub fn human_intensity(v: f64) -> String {
     if v >= 100.0 {
@@ -92,6 +114,15 @@ mod tests {
         assert_eq!(human_flops_per_s(154.8e12), "154.8 TFLOP/s");
         assert_eq!(human_bytes_per_s(3.35e12), "3.35 TB/s");
         assert_eq!(human(0.0, "B"), "0 B");
+    }
+
+    #[test]
+    fn durations_reach_days() {
+        assert_eq!(human_duration(30.0 * 86_400.0), "30.00 d");
+        assert_eq!(human_duration(2.0 * 3_600.0), "2.00 h");
+        assert_eq!(human_duration(90.0), "1.50 min");
+        assert_eq!(human_duration(0.014), "14.00 ms");
+        assert_eq!(percent(0.462_29, 1), "46.2 %");
     }
 
     #[test]

@@ -3,9 +3,11 @@
 mod analyze;
 mod fuse;
 mod hardware;
+mod mfu;
 mod op;
 mod plot;
 mod report;
+mod sweep;
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;
@@ -20,5 +22,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Op(a) => op::run(&a, out),
         Command::Report(a) => report::run(&a, out),
         Command::Fuse(a) => fuse::run(&a, out),
+        Command::Mfu(a) => mfu::run_mfu(&a, out),
+        Command::Mbu(a) => mfu::run_mbu(&a, out),
+        Command::Sweep(a) => sweep::run(&a, out),
     }
 }

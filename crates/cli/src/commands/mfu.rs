@@ -1,0 +1,238 @@
+//! `roofline mfu` and `roofline mbu`: flags into an MFU or MBU question, answered by
+//! `roofline_core::{mfu, mbu}`, rendered by `roofline_report::mfu`.
+
+use crate::args::{MbuArgs, MfuArgs};
+use crate::error::CliError;
+use roofline_core::device::Device;
+use roofline_core::mbu::{mbu, Accelerators, DecodeStep, Pace};
+use roofline_core::mfu::{
+    mfu_by_size, mfu_report, Cluster, MfuError, MfuQuery, TrainingShape, Work,
+};
+use roofline_core::units::{BytesPerSec, FlopPerSec, Seconds};
+use roofline_core::workload::Precisions;
+use roofline_inputs::config::load_model;
+use roofline_inputs::hardware::find_device;
+use roofline_report::mfu::{write_mbu, write_mfu, write_mfu_by_size, ChipLine, MbuView, MfuView};
+use std::io::Write;
+
+fn mfu_error(e: MfuError, command: &str) -> CliError {
+    CliError::bad_input(
+        e.to_string(),
+        Some(format!("see `roofline {command} --help`")),
+    )
+}
+
+/// The dense peak of one device: `--peak`, else the chip's for the precision.
+fn resolve_peak(
+    device: Option<&Device>,
+    peak: Option<f64>,
+    precision: roofline_core::precision::Precision,
+) -> Result<Option<FlopPerSec>, CliError> {
+    match (peak, device) {
+        (Some(p), _) => Ok(Some(FlopPerSec(p))),
+        (None, Some(d)) => Ok(Some(d.peak(precision).map_err(|e| {
+            CliError::bad_input(
+                e.to_string(),
+                Some("choose a --precision the chip has, or give --peak FLOP/s".into()),
+            )
+        })?)),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The work done, from the flags that describe it.
+fn work_of(a: &MfuArgs) -> Option<Work> {
+    if let Some(t) = a.tokens_per_s {
+        Some(Work::TokensPerSecond(t))
+    } else if let (Some(tokens), Some(time)) = (a.tokens, a.time) {
+        Some(Work::Tokens {
+            tokens,
+            time: Seconds(time),
+        })
+    } else if let (Some(step), Some(b), Some(s)) = (a.step_time, a.global_batch, a.seq_len) {
+        Some(Work::Steps {
+            step_time: Seconds(step),
+            global_batch: b,
+            seq_len: s,
+        })
+    } else {
+        None
+    }
+}
+
+pub fn run_mfu(a: &MfuArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let device = a.hardware.as_deref().map(find_device).transpose()?;
+    let peak = resolve_peak(device.as_ref(), a.peak, a.precision)?.ok_or_else(|| {
+        CliError::bad_input(
+            "`roofline mfu` needs the peak the MFU is measured against",
+            Some("give --hardware ID (its dense peak for --precision) or --peak FLOP/s".into()),
+        )
+    })?;
+    let chip = ChipLine {
+        id: device.as_ref().map(|d| d.id.as_str()),
+        name: device.as_ref().map(|d| d.name.as_str()),
+        precision: a.precision,
+        devices: a.devices,
+        peak,
+        peak_overridden: a.peak.is_some(),
+    };
+    let cluster = Cluster {
+        devices: a.devices,
+        peak,
+    };
+    let work = work_of(a);
+    let format = a.format.format.into();
+    let model = match (&a.model, a.params) {
+        (Some(_), Some(_)) => return Err(CliError::bad_input(
+            "give a model or --params, not both",
+            Some(
+                "a preset or config.json sets N; --params is for a model known only by its size"
+                    .into(),
+            ),
+        )),
+        (Some(m), None) => Some(load_model(m)?),
+        (None, _) => None,
+    };
+    let shape = match (&model, a.params) {
+        (Some(m), _) => TrainingShape::of_model(m, a.seq_len),
+        (None, Some(n)) => TrainingShape {
+            params: n,
+            embedding_params: a.vocab.zip(a.hidden).map(|(v, h)| (v * h) as f64),
+            layers: a.layers,
+            hidden: a.hidden,
+            attention_width: a.heads.zip(a.head_dim).map(|(h, q)| h * q),
+            vocab: a.vocab,
+            seq_len: a.seq_len,
+        },
+        (None, None) => {
+            // No model size: the MFU as a function of N.
+            let work = work.ok_or_else(|| {
+                CliError::bad_input(
+                    "`roofline mfu` without a model or --params needs the work done, to print the MFU as a function of N",
+                    Some("give --tokens with --time, --tokens-per-s, or --step-time with --global-batch and --seq-len".into()),
+                )
+            })?;
+            let s = mfu_by_size(&a.sizes, &work, &cluster, a.target_mfu)
+                .map_err(|e| mfu_error(e, "mfu"))?;
+            write_mfu_by_size(&s, &chip, &work, format, out)?;
+            return Ok(());
+        }
+    };
+    if work.is_none() && a.tokens.is_none() {
+        return Err(CliError::bad_input(
+            "`roofline mfu` needs the work done (for the MFU) or a token count (for the time to train it)",
+            Some("give --tokens with --time, --tokens-per-s, or --step-time with --global-batch and --seq-len; or --tokens alone with --target-mfu".into()),
+        ));
+    }
+    let report = mfu_report(&MfuQuery {
+        shape,
+        model: model.as_ref(),
+        work,
+        train_tokens: a.tokens,
+        cluster,
+        recompute: a.recompute,
+        target_mfu: a.target_mfu,
+    })
+    .map_err(|e| mfu_error(e, "mfu"))?;
+    let view = MfuView {
+        model_name: model.as_ref().map(|m| m.name.as_str()),
+        shape: &shape,
+        chip,
+        recompute: a.recompute,
+        work,
+        train_tokens: a.tokens,
+        target_mfu: a.target_mfu,
+        report: &report,
+    };
+    write_mfu(&view, format, out)?;
+    Ok(())
+}
+
+pub fn run_mbu(a: &MbuArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let device = a.hardware.as_deref().map(find_device).transpose()?;
+    let precisions = Precisions {
+        weight: a.weight_precision.unwrap_or(a.precision),
+        act: a.precision,
+        kv: a.kv_precision.unwrap_or(a.precision),
+        weight_scale_bytes: 0.0,
+        gemm_act: None,
+    };
+    let bandwidth = match (a.bandwidth, &device) {
+        (Some(b), _) => BytesPerSec(b),
+        (None, Some(d)) => d
+            .bandwidth()
+            .map_err(|e| CliError::bad_input(e.to_string(), Some("give --bandwidth B/s".into())))?,
+        (None, None) => {
+            return Err(CliError::bad_input(
+                "`roofline mbu` needs the peak bandwidth the MBU is measured against",
+                Some("give --hardware ID or --bandwidth B/s (`2e12` for 2 TB/s)".into()),
+            ))
+        }
+    };
+    // The MFU of the step is optional: only when a peak is known.
+    let peak = resolve_peak(device.as_ref(), a.peak, precisions.act).or_else(|e| {
+        if a.peak.is_none() {
+            Ok(None)
+        } else {
+            Err(e)
+        }
+    })?;
+    let pace = match (a.tpot, a.tokens_per_s) {
+        (Some(t), _) => Pace::TimePerToken(Seconds(t)),
+        (None, Some(r)) => Pace::TokensPerSecond(r),
+        (None, None) => {
+            return Err(CliError::bad_input(
+                "`roofline mbu` needs the measured speed",
+                Some("give --tpot (time per output token, e.g. 14ms) or --tokens-per-s".into()),
+            ))
+        }
+    };
+    let (model, step) = match (&a.model, a.params) {
+        (Some(_), Some(_)) => {
+            return Err(CliError::bad_input(
+                "give a model or --params, not both",
+                Some("a preset or config.json sets N and the KV cache; --params is for a model known only by its size".into()),
+            ))
+        }
+        (Some(m), None) => {
+            let m = load_model(m)?;
+            let step = DecodeStep::of_model(&m, a.batch, a.context, precisions)?;
+            (Some(m), step)
+        }
+        (None, Some(n)) => (
+            None,
+            DecodeStep::of_params(n, a.batch, precisions.weight.bytes()),
+        ),
+        (None, None) => {
+            return Err(CliError::bad_input(
+                "`roofline mbu` needs the model",
+                Some("give a preset or config.json (`llama-2-7b`), or --params N".into()),
+            ))
+        }
+    };
+    let result = mbu(
+        &step,
+        pace,
+        &Accelerators {
+            devices: a.devices,
+            bandwidth,
+            peak,
+        },
+    )
+    .map_err(|e| mfu_error(e, "mbu"))?;
+    let view = MbuView {
+        model_name: model.as_ref().map(|m| m.name.as_str()),
+        params: model
+            .as_ref()
+            .map(|m| m.parameters() as f64)
+            .or(a.params)
+            .unwrap_or(0.0),
+        context: a.context,
+        weight_precision: precisions.weight,
+        kv_precision: precisions.kv,
+        chip: device.as_ref().map(|d| d.id.as_str()),
+        mbu: &result,
+    };
+    write_mbu(&view, a.format.format.into(), out)?;
+    Ok(())
+}

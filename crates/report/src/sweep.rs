@@ -1,0 +1,330 @@
+//! Rendering of `roofline sweep`: per group (chip, precision, stage, length) the step at every
+//! batch, and each operator's bound at every batch with its crossover batch.
+//!
+//! The table and JSON are grouped; the CSV is flat, one row per (point, operator), with the
+//! step's columns repeated so that it loads as one data frame.
+
+use crate::analysis::{device_json, model_json, SCHEMA_VERSION};
+use crate::units::{
+    human_bytes, human_bytes_per_s, human_flops_per_s, human_intensity, human_seconds,
+};
+use crate::{align_right_from, new_table, Format, WriteError};
+use roofline_core::device::Device;
+use roofline_core::model::Transformer;
+use roofline_core::roofline::Bound;
+use roofline_core::sweep::{Crossover, Sweep, SweepGroup, SweepPoint};
+use roofline_core::workload::Stage;
+use serde_json::{json, Value};
+use std::io::Write;
+
+/// A sweep with what it was run on.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepView<'a> {
+    /// The model.
+    pub model: &'a Transformer,
+    /// The chips, as indexed by [`SweepGroup::device`].
+    pub devices: &'a [Device],
+    /// The results.
+    pub sweep: &'a Sweep,
+    /// Whether attention was fused.
+    pub flash_attention: bool,
+}
+
+/// `346 (345.153)`, `1 (from batch 1)` or `never (AI → 0.99)`.
+pub fn crossover_text(c: &Crossover) -> (String, String) {
+    match *c {
+        Crossover::At { exact, smallest } if exact <= 1.0 => {
+            (format!("{exact:.3}"), format!("{smallest} (at once)"))
+        }
+        Crossover::At { exact, smallest } => (format!("{exact:.3}"), smallest.to_string()),
+        Crossover::Never { limit } => (
+            format!("never (AI → {})", human_intensity(limit.get())),
+            "never".into(),
+        ),
+    }
+}
+
+fn crossover_json(c: &Crossover) -> Value {
+    match *c {
+        Crossover::At { exact, smallest } => {
+            json!({ "kind": "at", "exact": exact, "smallest_batch": smallest })
+        }
+        Crossover::Never { limit } => json!({ "kind": "never", "limit_intensity": limit.get() }),
+    }
+}
+
+fn length_text(g: &SweepGroup) -> String {
+    match g.stage {
+        Stage::Prefill => format!("prefill, sequence length {}", g.seq_len),
+        Stage::Decode => format!("decode, context {} (+1 new token)", g.context),
+    }
+}
+
+fn fits_text(p: &SweepPoint) -> &'static str {
+    match p.fits {
+        Some(true) => "yes",
+        Some(false) => "NO",
+        None => "?",
+    }
+}
+
+/// Writes `v` in `format` to `out`.
+///
+/// # Errors
+/// A failed write.
+pub fn write_sweep(
+    v: &SweepView<'_>,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    match format {
+        Format::Table => write_table(v, out),
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, &to_json(v))?;
+            writeln!(out)?;
+            Ok(())
+        }
+        Format::Csv => write_csv(v, out),
+    }
+}
+
+fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
+    let s = v.sweep;
+    for (gi, g) in s.groups.iter().enumerate() {
+        if gi > 0 {
+            writeln!(out)?;
+        }
+        let d = &v.devices[g.device];
+        let p = g.precisions;
+        writeln!(
+            out,
+            "sweep · {} on {} ({}) · {} · weights {}, activations {}, KV cache {} · {} dense, {}, ridge {:.1} FLOP/B",
+            v.model.name,
+            d.name,
+            d.id,
+            length_text(g),
+            p.weight,
+            p.act,
+            p.kv,
+            human_flops_per_s(g.peak.get()),
+            human_bytes_per_s(d.bandwidth().map(|b| b.get()).unwrap_or(f64::NAN)),
+            g.ridge.get(),
+        )?;
+        let cap = g
+            .capacity
+            .map(|c| format!("fits {}", human_bytes(c.get())))
+            .unwrap_or_else(|| "fits".into());
+        let mut t = new_table(&[
+            "batch",
+            "step time",
+            "tokens/s",
+            "time/token",
+            "weights + KV",
+            &cap,
+            "memory-bound ops",
+        ]);
+        let points = s.group_points(gi);
+        for (bi, pt) in points.iter().enumerate() {
+            let ops = s.ops_at(gi * s.batches.len() + bi);
+            let mem = ops.iter().filter(|o| o.bound == Bound::Memory).count();
+            t.add_row(vec![
+                pt.batch.to_string(),
+                human_seconds(pt.step_time().get()),
+                format!("{:.1}", pt.tokens_per_s()),
+                human_seconds(pt.time_per_token().get()),
+                human_bytes(pt.memory().get()),
+                fits_text(pt).to_string(),
+                format!("{mem} of {}", ops.len()),
+            ]);
+        }
+        align_right_from(&mut t, 0);
+        writeln!(out, "{t}")?;
+        let unfit: Vec<String> = points
+            .iter()
+            .filter(|p| p.fits == Some(false))
+            .map(|p| p.batch.to_string())
+            .collect();
+        if !unfit.is_empty() {
+            writeln!(
+                out,
+                "batch {} does not fit: weights + KV cache exceed the chip's memory",
+                unfit.join(", ")
+            )?;
+        }
+
+        let mut header: Vec<String> = vec!["operator".into(), "ridge".into()];
+        header.extend(s.batches.iter().map(|b| format!("b={b}")));
+        header.push("crossover (exact)".into());
+        header.push("smallest batch".into());
+        let header_refs: Vec<&str> = header.iter().map(|h| h.as_str()).collect();
+        let mut t = new_table(&header_refs);
+        for (k, node) in s.nodes.iter().enumerate() {
+            let mut row = vec![
+                node.name.to_string(),
+                format!("{:.1}", g.node_ridges[k].get()),
+            ];
+            for bi in 0..s.batches.len() {
+                let o = s.ops_at(gi * s.batches.len() + bi)[k];
+                let b = if o.bound == Bound::Memory {
+                    "mem"
+                } else {
+                    "COMP"
+                };
+                row.push(format!("{} {b}", human_intensity(o.intensity.get())));
+            }
+            let (exact, smallest) = crossover_text(&g.crossovers[k]);
+            row.push(exact);
+            row.push(smallest);
+            t.add_row(row);
+        }
+        align_right_from(&mut t, 1);
+        writeln!(out, "{t}")?;
+    }
+    writeln!(
+        out,
+        "cells: arithmetic intensity (FLOP/B) and bound; crossover: the batch at which the \
+         intensity reaches the ridge, solved in closed form; never: the intensity does not grow \
+         with the batch enough to reach it"
+    )?;
+    Ok(())
+}
+
+/// The sweep as JSON (schema version [`SCHEMA_VERSION`]).
+pub fn to_json(v: &SweepView<'_>) -> Value {
+    let s = v.sweep;
+    let groups: Vec<Value> = s
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| {
+            let operators: Vec<Value> = s
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(k, n)| {
+                    let per_batch = |f: &dyn Fn(usize) -> Value| -> Vec<Value> {
+                        (0..s.batches.len()).map(f).collect()
+                    };
+                    json!({
+                        "name": n.name,
+                        "kind": n.kind,
+                        "count": n.count,
+                        "ridge_point": g.node_ridges[k].get(),
+                        "crossover": crossover_json(&g.crossovers[k]),
+                        "arithmetic_intensity": per_batch(&|bi| {
+                            json!(s.ops_at(gi * s.batches.len() + bi)[k].intensity.get())
+                        }),
+                        "bound": per_batch(&|bi| {
+                            json!(s.ops_at(gi * s.batches.len() + bi)[k].bound)
+                        }),
+                    })
+                })
+                .collect();
+            let points: Vec<Value> = s
+                .group_points(gi)
+                .iter()
+                .map(|p| {
+                    json!({
+                        "batch": p.batch,
+                        "tokens": p.tokens(),
+                        "step_time_s": p.step_time().get(),
+                        "step_time_with_launch_s": p.totals.time_with_launch().get(),
+                        "tokens_per_s": p.tokens_per_s(),
+                        "time_per_token_s": p.time_per_token().get(),
+                        "flops": p.totals.cost.flops.get(),
+                        "bytes": p.totals.cost.bytes().get(),
+                        "weights_bytes": p.weights.get(),
+                        "kv_cache_bytes": p.kv_cache.get(),
+                        "memory_bytes": p.memory().get(),
+                        "fits": p.fits,
+                    })
+                })
+                .collect();
+            json!({
+                "hardware": device_json(&v.devices[g.device]),
+                "stage": g.stage,
+                "seq_len": g.seq_len,
+                "context": g.context,
+                "weight_precision": g.precisions.weight,
+                "activation_precision": g.precisions.act,
+                "kv_precision": g.precisions.kv,
+                "peak_flops_per_s": g.peak.get(),
+                "ridge_point": g.ridge.get(),
+                "capacity_bytes": g.capacity.map(|c| c.get()),
+                "points": points,
+                "operators": operators,
+            })
+        })
+        .collect();
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "command": "sweep",
+        "model": model_json(v.model),
+        "flash_attention": v.flash_attention,
+        "batches": s.batches,
+        "groups": groups,
+    })
+}
+
+fn write_csv(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
+    let s = v.sweep;
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record([
+        "model",
+        "hardware",
+        "stage",
+        "seq_len",
+        "context",
+        "weight_precision",
+        "activation_precision",
+        "kv_precision",
+        "batch",
+        "step_time_s",
+        "tokens_per_s",
+        "time_per_token_s",
+        "memory_bytes",
+        "fits",
+        "operator",
+        "arithmetic_intensity",
+        "ridge_point",
+        "bound",
+        "crossover_batch",
+        "crossover_smallest_batch",
+    ])?;
+    for (gi, g) in s.groups.iter().enumerate() {
+        let d = &v.devices[g.device];
+        for (bi, p) in s.group_points(gi).iter().enumerate() {
+            let ops = s.ops_at(gi * s.batches.len() + bi);
+            for (k, (n, o)) in s.nodes.iter().zip(ops).enumerate() {
+                let (exact, smallest) = match g.crossovers[k] {
+                    Crossover::At { exact, smallest } => (exact.to_string(), smallest.to_string()),
+                    Crossover::Never { .. } => ("never".into(), "never".into()),
+                };
+                w.write_record([
+                    v.model.name.clone(),
+                    d.id.clone(),
+                    g.stage.to_string(),
+                    g.seq_len.to_string(),
+                    g.context.to_string(),
+                    g.precisions.weight.to_string(),
+                    g.precisions.act.to_string(),
+                    g.precisions.kv.to_string(),
+                    p.batch.to_string(),
+                    p.step_time().get().to_string(),
+                    p.tokens_per_s().to_string(),
+                    p.time_per_token().get().to_string(),
+                    p.memory().get().to_string(),
+                    p.fits.map(|f| f.to_string()).unwrap_or_default(),
+                    n.name.to_string(),
+                    o.intensity.get().to_string(),
+                    g.node_ridges[k].get().to_string(),
+                    o.bound.to_string(),
+                    exact,
+                    smallest,
+                ])?;
+            }
+        }
+    }
+    w.flush()?;
+    Ok(())
+}
