@@ -846,7 +846,9 @@ fn mlp_moe<S: GraphSink>(
     });
     gr.node("experts.act_mul", scope, mul, &[gact, up], &[hact]);
     gr.node(n_down, scope, expert(d, fe), &[hact, wd], &[eout]);
-    let mut combine_in = vec![eout, probs];
+    // A fixed array, not a `Vec`: walking the graph allocates nothing (sweeps rely on it).
+    let mut combine_in = [eout, probs, probs];
+    let mut combine_n = 2;
     let mut inputs = k;
     if moe.shared_experts > 0 {
         let fs = moe.shared_experts * fe;
@@ -894,7 +896,8 @@ fn mlp_moe<S: GraphSink>(
             &[sh, wsd],
             &[so],
         );
-        combine_in.push(so);
+        combine_in[2] = so;
+        combine_n = 3;
         inputs += 1;
     }
     // Σ_i p_i·y_i over the k routed outputs (+ the shared output): a multiply and an add each.
@@ -904,7 +907,13 @@ fn mlp_moe<S: GraphSink>(
         flops_per_element: 2.0 * inputs as f64,
         precision: a,
     });
-    gr.node("moe_combine", scope, combine, &combine_in, &[out]);
+    gr.node(
+        "moe_combine",
+        scope,
+        combine,
+        &combine_in[..combine_n],
+        &[out],
+    );
 }
 
 /// Final norm and lm_head on the last position of each sequence.

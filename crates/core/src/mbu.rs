@@ -40,7 +40,7 @@ impl DecodeStep {
     }
 
     /// A decode step of `model` at `batch` sequences with `context` cached tokens each: weights
-    /// [`Transformer::weight_bytes`]; KV cache of the context + 1 keys each new token attends
+    /// (parameters × bytes per weight, group-wise scales included); KV cache of the context + 1 keys each new token attends
     /// ([`Workload::kv_len`], as `roofline analyze` counts it); FLOPs of our decode graph.
     ///
     /// # Errors
@@ -67,7 +67,7 @@ impl DecodeStep {
             .sum();
         Ok(Self {
             batch,
-            weights: model.weight_bytes(precisions.weight),
+            weights: Bytes(model.parameters() as f64 * precisions.weight_bytes()),
             kv_cache: model.kv_cache_bytes(batch, w.kv_len(), precisions.kv),
             flops,
         })

@@ -19,6 +19,13 @@
 //! attention is the standard case: every sequence reads its own KV cache, so F and Q are both
 //! proportional to B and the intensity does not move.
 //!
+//! Where a cost is not affine in B, the intensity is not a rational function of it: a
+//! mixture-of-experts GEMM reads the E·(1 − (1 − k/E)^T) experts its T tokens touch. Such an
+//! operator is recognised by its cost at B = 2 and 3 departing from the line through B = 0 and 1,
+//! and its crossover is searched over whole batches on its exact cost ([`Crossover::Searched`]),
+//! doubling then bisecting, which assumes the intensity does not fall as the batch grows (true of
+//! every operator the decoder emits).
+//!
 //! For a decode GEMM of N outputs and K inputs with 2-byte weights and activations, F₀ = 0,
 //! F₁ = 2·N·K, Q₀ = 2·K·N, Q₁ = 2·(K + N), so B* = R / (1 − R·(1/N + 1/K)): slightly above the
 //! ridge R, because the activations read and written grow with B too.
@@ -38,7 +45,7 @@ use crate::model::Transformer;
 use crate::ops::Cost;
 use crate::roofline::{Bound, Roof};
 use crate::units::{Bytes, FlopPerByte, FlopPerSec, Seconds};
-use crate::workload::{Precisions, Stage, Workload};
+use crate::workload::{Precisions, Stage, Workload, MAX_BATCH};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -54,7 +61,14 @@ pub enum Crossover {
         /// The smallest whole batch ≥ 1 at which the operator is compute-bound.
         smallest: u64,
     },
-    /// Memory-bound at every batch: the intensity tends to `limit`, below the ridge.
+    /// Compute-bound from batch `smallest` on, found by searching whole batches: the intensity
+    /// is not a rational function of the batch (mixture-of-experts GEMMs).
+    Searched {
+        /// The smallest whole batch ≥ 1 at which the operator is compute-bound.
+        smallest: u64,
+    },
+    /// Memory-bound at every batch: the intensity tends to `limit`, below the ridge (for a
+    /// searched operator: its intensity at the largest batch accepted).
     Never {
         /// The intensity as the batch grows without bound: F₁/Q₁, FLOP/byte.
         limit: FlopPerByte,
@@ -86,6 +100,14 @@ impl AffineCost {
     /// The cost at `batch`.
     pub fn at(&self, batch: f64) -> Cost {
         self.base + self.slope * batch
+    }
+
+    /// Whether `cost` (the operator's actual cost at `batch`) lies on this line, to a relative
+    /// 1e-12 in FLOPs and in bytes.
+    pub fn predicts(&self, batch: f64, cost: &Cost) -> bool {
+        let p = self.at(batch);
+        let near = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs());
+        near(p.flops.get(), cost.flops.get()) && near(p.bytes().get(), cost.bytes().get())
     }
 
     /// Whether the operator is compute-bound at `batch` on a roof of ridge `ridge`, by the same
@@ -191,8 +213,6 @@ pub struct SweepGroup {
     pub capacity: Option<Bytes>,
     /// Per operator (as [`Sweep::nodes`]): the ridge it is held against.
     pub node_ridges: Vec<FlopPerByte>,
-    /// Per operator: its cost as a function of the batch.
-    pub node_costs: Vec<AffineCost>,
     /// Per operator: its crossover batch.
     pub crossovers: Vec<Crossover>,
     roofs: Vec<Roof>,
@@ -221,22 +241,20 @@ impl SweepGroup {
     }
 }
 
-/// One operator at one point.
+/// One operator at one point: 16 bytes, since a sweep keeps one per operator per point (the
+/// step totals hold the times).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct OpPoint {
     /// Arithmetic intensity, FLOP/byte.
     pub intensity: FlopPerByte,
     /// Which roof limits it.
     pub bound: Bound,
-    /// Roofline time of one execution, seconds.
-    pub time: Seconds,
 }
 
 impl OpPoint {
     const EMPTY: OpPoint = OpPoint {
         intensity: FlopPerByte(0.0),
         bound: Bound::Memory,
-        time: Seconds(0.0),
     };
 }
 
@@ -342,6 +360,46 @@ fn costs_at(model: &Transformer, w: &Workload) -> NodeCosts {
     c
 }
 
+/// The crossover of operator `k` of `base`'s graph found over whole batches on its exact cost:
+/// doubling from 1 to the first compute-bound batch, then bisecting (the intensity is assumed
+/// not to fall as the batch grows). [`Crossover::Never`] if it is memory-bound at
+/// [`MAX_BATCH`].
+fn search_crossover(
+    model: &Transformer,
+    base: &Workload,
+    k: usize,
+    ridge: FlopPerByte,
+) -> Crossover {
+    let cost = |batch: u64| {
+        let c = costs_at(model, &Workload { batch, ..*base });
+        c.nodes().get(k).map(|n| n.cost).unwrap_or_default()
+    };
+    let compute = |batch: u64| {
+        let c = cost(batch);
+        c.bytes().get() == 0.0 || c.intensity() >= ridge
+    };
+    let mut hi = 1;
+    while !compute(hi) {
+        if hi >= MAX_BATCH {
+            return Crossover::Never {
+                limit: cost(MAX_BATCH).intensity(),
+            };
+        }
+        hi = (hi * 2).min(MAX_BATCH);
+    }
+    // compute(hi) holds and, unless hi = 1, compute(hi / 2) does not.
+    let mut lo = hi / 2;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if compute(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Crossover::Searched { smallest: hi }
+}
+
 /// Plans one group: resolves each operator's roof (errors surface here, before the loop) and
 /// solves its crossover.
 fn plan_group(
@@ -365,7 +423,6 @@ fn plan_group(
         ridge: peak / roofs_of_chip.bandwidth,
         capacity: device.capacity(),
         node_ridges: Vec::new(),
-        node_costs: Vec::new(),
         crossovers: Vec::new(),
         roofs: Vec::new(),
         counts: Vec::new(),
@@ -377,22 +434,26 @@ fn plan_group(
             .validate()
             .map_err(AnalysisError::Workload)?;
     }
-    let at0 = costs_at(spec.model, &group.workload(0, spec.flash_attention));
-    let at1 = costs_at(spec.model, &group.workload(1, spec.flash_attention));
-    let mut nodes = Vec::with_capacity(at1.nodes().len());
-    for (n0, n1) in at0.nodes().iter().zip(at1.nodes()) {
+    let flash = spec.flash_attention;
+    let at: [NodeCosts; 4] = [0, 1, 2, 3].map(|b| costs_at(spec.model, &group.workload(b, flash)));
+    let mut nodes = Vec::with_capacity(at[1].nodes().len());
+    for (k, n1) in at[1].nodes().iter().enumerate() {
         let roof = roofs_of_chip.roof(n1.compute)?;
-        let affine = AffineCost::from_batches(&n0.cost, &n1.cost);
+        let affine = AffineCost::from_batches(&at[0].nodes()[k].cost, &n1.cost);
+        let is_affine = (2..4).all(|b| affine.predicts(b as f64, &at[b].nodes()[k].cost));
         group.node_ridges.push(roof.ridge());
-        group.crossovers.push(affine.crossover(roof.ridge()));
-        group.node_costs.push(affine);
+        group.crossovers.push(if is_affine {
+            affine.crossover(roof.ridge())
+        } else {
+            search_crossover(spec.model, &group.workload(1, flash), k, roof.ridge())
+        });
         group.roofs.push(roof);
-        group.counts.push(at1.count(n1.scope));
+        group.counts.push(at[1].count(n1.scope));
         nodes.push(SweepNode {
             name: n1.name,
             kind: n1.kind,
             scope: n1.scope,
-            count: at1.count(n1.scope),
+            count: at[1].count(n1.scope),
         });
     }
     Ok((group, nodes))
@@ -425,14 +486,14 @@ fn evaluate_point(
                     *slot = OpPoint {
                         intensity: p.intensity,
                         bound: p.bound,
-                        time: p.time,
                     };
                 }
                 i += 1;
             },
         ),
     );
-    let weights = spec.model.weight_bytes(w.precisions.weight);
+    // As `analyze` counts them: group-wise quantisation scales included.
+    let weights = Bytes(spec.model.parameters() as f64 * w.precisions.weight_bytes());
     let kv_cache = spec
         .model
         .kv_cache_bytes(batch, w.kv_len(), w.precisions.kv);
@@ -518,6 +579,7 @@ mod tests {
     use crate::analysis::analyze;
     use crate::device::tests::h100_sxm;
     use crate::model::tests::llama2_7b;
+    use crate::model::{Moe, Variant};
     use crate::precision::Precision;
 
     fn bf16() -> Precisions {
@@ -603,13 +665,38 @@ mod tests {
         }
     }
 
+    /// Mixtral-8x7B's shape: 8 experts of 14336, 2 per token, GQA 32/8.
+    fn mixtral() -> Transformer {
+        Transformer {
+            name: "mixtral-like".into(),
+            architecture: "MixtralForCausalLM".into(),
+            kv_heads: 8,
+            intermediate: 14336,
+            variant: Variant {
+                moe: Some(Moe {
+                    experts: 8,
+                    top_k: 2,
+                    expert_intermediate: 14336,
+                    shared_experts: 0,
+                    dense_layers: 0,
+                    router_bias: false,
+                }),
+                ..Variant::default()
+            },
+            ..llama2_7b()
+        }
+    }
+
     #[test]
     fn closed_form_agrees_with_brute_force() {
-        // For every operator, model and stage, the smallest batch from the closed form is the
-        // first batch at which the full analysis says "compute".
+        // For every operator, model and stage, the smallest batch from the closed form (or the
+        // search, for expert GEMMs) is the first batch at which the full analysis says "compute".
         let h100 = h100_sxm();
-        let batches: Vec<u64> = (1..=600).collect();
-        for m in crate::analysis::tests::models() {
+        let batches: Vec<u64> = (1..=2048).collect();
+        let mut models = crate::analysis::tests::models();
+        models.push(mixtral());
+        let mut searched = 0;
+        for m in models {
             for (stage, len) in [
                 (Stage::Decode, 2048),
                 (Stage::Prefill, 1),
@@ -623,10 +710,8 @@ mod tests {
                         bf16(),
                         Precisions {
                             weight: Precision::Int4,
-                            act: Precision::Bf16,
                             kv: Precision::Fp8,
-                            weight_scale_bytes: 0.0,
-                            gemm_act: None,
+                            ..bf16()
                         },
                     ],
                     stages: &[stage],
@@ -638,6 +723,7 @@ mod tests {
                 let s = sweep(&spec).unwrap();
                 for (g, group) in s.groups.iter().enumerate() {
                     for (k, c) in group.crossovers.iter().enumerate() {
+                        let name = s.nodes[k].name;
                         let first = s
                             .group_points(g)
                             .iter()
@@ -646,20 +732,32 @@ mod tests {
                                 s.ops_at(g * batches.len() + i)[k].bound == Bound::Compute
                             })
                             .map(|(_, p)| p.batch);
-                        match (c, first) {
-                            (Crossover::At { smallest, .. }, Some(b)) => {
-                                assert_eq!(*smallest, b, "{} {}", m.name, s.nodes[k].name)
+                        let smallest = match c {
+                            Crossover::At { smallest, .. } => Some(*smallest),
+                            Crossover::Searched { smallest } => {
+                                searched += 1;
+                                Some(*smallest)
                             }
-                            (Crossover::At { smallest, .. }, None) => {
-                                assert!(*smallest > 600, "{} {}", m.name, s.nodes[k].name)
-                            }
-                            (Crossover::Never { .. }, None) => {}
-                            (c, f) => panic!("{} {}: {c:?} vs {f:?}", m.name, s.nodes[k].name),
+                            Crossover::Never { .. } => None,
+                        };
+                        match (smallest, first) {
+                            (Some(a), Some(b)) => assert_eq!(a, b, "{} {name}", m.name),
+                            (Some(a), None) => assert!(a > 2048, "{} {name}: {a}", m.name),
+                            (None, None) => {}
+                            (a, b) => panic!("{} {name}: {a:?} vs {b:?}", m.name),
                         }
+                        // Expert GEMMs are the operators whose cost is not affine in the batch.
+                        assert_eq!(
+                            matches!(c, Crossover::Searched { .. }),
+                            s.nodes[k].kind == "expert_gemm",
+                            "{} {name}: {c:?}",
+                            m.name
+                        );
                     }
                 }
             }
         }
+        assert!(searched > 0);
     }
 
     #[test]
@@ -686,8 +784,8 @@ mod tests {
             assert_eq!(point.kv_cache, a.memory.kv_cache);
             for (o, row) in s.ops_at(p).iter().zip(&a.rows) {
                 assert_eq!(
-                    (o.intensity, o.bound, o.time),
-                    (row.point.intensity, row.point.bound, row.point.time)
+                    (o.intensity, o.bound),
+                    (row.point.intensity, row.point.bound)
                 );
             }
         }

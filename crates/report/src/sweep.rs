@@ -30,13 +30,16 @@ pub struct SweepView<'a> {
     pub flash_attention: bool,
 }
 
-/// `346 (345.153)`, `1 (from batch 1)` or `never (AI → 0.99)`.
+/// The crossover as two table cells, exact and smallest batch: `345.153` and `346`;
+/// `(searched)` and the batch for an operator whose intensity is not rational in the batch;
+/// `never (AI → 0.99)` and `never`.
 pub fn crossover_text(c: &Crossover) -> (String, String) {
     match *c {
         Crossover::At { exact, smallest } if exact <= 1.0 => {
             (format!("{exact:.3}"), format!("{smallest} (at once)"))
         }
         Crossover::At { exact, smallest } => (format!("{exact:.3}"), smallest.to_string()),
+        Crossover::Searched { smallest } => ("(searched)".into(), smallest.to_string()),
         Crossover::Never { limit } => (
             format!("never (AI → {})", human_intensity(limit.get())),
             "never".into(),
@@ -48,6 +51,9 @@ fn crossover_json(c: &Crossover) -> Value {
     match *c {
         Crossover::At { exact, smallest } => {
             json!({ "kind": "at", "exact": exact, "smallest_batch": smallest })
+        }
+        Crossover::Searched { smallest } => {
+            json!({ "kind": "searched", "exact": null, "smallest_batch": smallest })
         }
         Crossover::Never { limit } => json!({ "kind": "never", "limit_intensity": limit.get() }),
     }
@@ -183,8 +189,9 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
     writeln!(
         out,
         "cells: arithmetic intensity (FLOP/B) and bound; crossover: the batch at which the \
-         intensity reaches the ridge, solved in closed form; never: the intensity does not grow \
-         with the batch enough to reach it"
+         intensity reaches the ridge, solved in closed form (searched over whole batches where the \
+         intensity is not rational in the batch: expert GEMMs); never: it does not grow with the \
+         batch enough to reach it"
     )?;
     Ok(())
 }
@@ -298,6 +305,7 @@ fn write_csv(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
             for (k, (n, o)) in s.nodes.iter().zip(ops).enumerate() {
                 let (exact, smallest) = match g.crossovers[k] {
                     Crossover::At { exact, smallest } => (exact.to_string(), smallest.to_string()),
+                    Crossover::Searched { smallest } => (String::new(), smallest.to_string()),
                     Crossover::Never { .. } => ("never".into(), "never".into()),
                 };
                 w.write_record([
