@@ -518,27 +518,28 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn analyze_equals_the_graph_path_exactly() {
+    fn analyze_equals_the_graph_path_exactly() -> Result<(), Box<dyn std::error::Error>> {
         let device = h100_sxm();
         for m in models() {
             for w in workloads() {
-                let a = analyze(&m, &w, &device).unwrap();
+                let a = analyze(&m, &w, &device)?;
                 let g = build_graph(&m, &w);
-                let (rows, totals) = evaluate_graph(&g, &w, &device).unwrap();
+                let (rows, totals) = evaluate_graph(&g, &w, &device)?;
                 let mut memory = memory_footprint(&m, &w, &g);
                 memory.capacity = device.capacity();
                 assert_eq!(a.rows, rows, "{} {w:?}", m.name);
                 assert_eq!(a.totals, totals, "{} {w:?}", m.name);
                 assert_eq!(a.memory, memory, "{} {w:?}", m.name);
                 // The allocation-free totals agree bit for bit.
-                assert_eq!(analyze_totals(&m, &w, &device).unwrap(), a.totals);
-                let costs = node_costs(&m, &w).unwrap();
+                assert_eq!(analyze_totals(&m, &w, &device)?, a.totals);
+                let costs = node_costs(&m, &w)?;
                 assert_eq!(costs.nodes().len(), rows.len());
                 for (n, r) in costs.nodes().iter().zip(&rows) {
                     assert_eq!((n.name, n.cost, n.compute), (r.name, r.cost, r.compute));
                 }
             }
         }
+        Ok(())
     }
 
     #[test]
@@ -554,18 +555,19 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn every_decoder_variant_fits_the_fixed_node_list() {
+    fn every_decoder_variant_fits_the_fixed_node_list() -> Result<(), Box<dyn std::error::Error>> {
         for m in models() {
             for w in workloads() {
-                let c = node_costs(&m, &w).unwrap();
+                let c = node_costs(&m, &w)?;
                 assert!(c.is_complete() && c.emitted() <= MAX_NODES);
                 assert_eq!(c.emitted(), build_graph(&m, &w).nodes.len());
             }
         }
+        Ok(())
     }
 
     #[test]
-    fn chip_roofs_answer_as_peak_for() {
+    fn chip_roofs_answer_as_peak_for() -> Result<(), Box<dyn std::error::Error>> {
         for (i, p) in Precision::ALL.iter().enumerate() {
             assert_eq!(precision_index(*p), i);
         }
@@ -575,7 +577,7 @@ pub(crate) mod tests {
         tpu.peaks.retain(|(p, _)| *p != Precision::Fp32);
         for device in [h100_sxm(), tpu] {
             for act in Precision::ALL {
-                let roofs = ChipRoofs::new(&device, act).unwrap();
+                let roofs = ChipRoofs::new(&device, act)?;
                 for compute in Precision::ALL
                     .iter()
                     .map(|&p| Compute::Matrix(p))
@@ -585,5 +587,6 @@ pub(crate) mod tests {
                 }
             }
         }
+        Ok(())
     }
 }

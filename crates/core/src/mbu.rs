@@ -14,7 +14,7 @@
 //! small batch decode is memory-bound, so MBU, not MFU, says how close to the roof it runs.
 
 use crate::analysis::{node_costs, AnalysisError};
-use crate::mfu::MfuError;
+use crate::mfu::{positive, MfuError};
 use crate::model::Transformer;
 use crate::units::{Bytes, BytesPerSec, Flop, FlopPerSec, Seconds};
 use crate::workload::{Precisions, Stage, Workload};
@@ -131,17 +131,6 @@ pub struct Mbu {
     pub floor: Seconds,
 }
 
-fn positive(field: &'static str, v: f64) -> Result<f64, MfuError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(MfuError {
-            field,
-            message: format!("must be a positive number, got {v}"),
-        })
-    }
-}
-
 /// MBU and MFU of `step` decoded at `pace` on `accel`.
 ///
 /// # Errors
@@ -181,7 +170,7 @@ mod tests {
     use crate::precision::Precision;
 
     #[test]
-    fn databricks_worked_example_is_fifty_percent() {
+    fn databricks_worked_example_is_fifty_percent() -> Result<(), Box<dyn std::error::Error>> {
         // 7B, 16-bit, TPOT 14 ms: 14 GB / 14 ms = 1 TB/s; on a 2 TB/s part MBU = 50 %.
         let step = DecodeStep::of_params(7e9, 1, 2.0);
         let accel = Accelerators {
@@ -189,7 +178,7 @@ mod tests {
             bandwidth: BytesPerSec(2e12),
             peak: None,
         };
-        let m = mbu(&step, Pace::TimePerToken(Seconds(0.014)), &accel).unwrap();
+        let m = mbu(&step, Pace::TimePerToken(Seconds(0.014)), &accel)?;
         assert_eq!(step.bytes().get(), 14e9);
         assert!((m.achieved_bandwidth.get() - 1e12).abs() < 1.0);
         assert!((m.mbu - 0.5).abs() < 1e-12);
@@ -197,18 +186,18 @@ mod tests {
         // The floor is 7 ms: the step at MBU 1.
         assert!((m.floor.get() - 0.007).abs() < 1e-15);
         // The same pace given as tokens/s.
-        let r = mbu(&step, Pace::TokensPerSecond(1.0 / 0.014), &accel).unwrap();
+        let r = mbu(&step, Pace::TokensPerSecond(1.0 / 0.014), &accel)?;
         assert!((r.mbu - 0.5).abs() < 1e-12);
+        Ok(())
     }
 
     #[test]
-    fn llama2_7b_step_by_hand() {
+    fn llama2_7b_step_by_hand() -> Result<(), Box<dyn std::error::Error>> {
         // Llama-2-7B bf16, batch 1, context 2048 on an H100 SXM (3.35 TB/s, 989.5 TFLOP/s), TPOT
         // 14 ms. Weights 6,738,415,616·2 B; KV 2·32·2049·4096·2 B; the step's FLOPs are the decode
         // graph's (≈ 2N + attention).
         let step =
-            DecodeStep::of_model(&llama2_7b(), 1, 2048, Precisions::uniform(Precision::Bf16))
-                .unwrap();
+            DecodeStep::of_model(&llama2_7b(), 1, 2048, Precisions::uniform(Precision::Bf16))?;
         assert_eq!(step.weights.get(), 13_476_831_232.0);
         assert_eq!(step.kv_cache.get(), 2.0 * 32.0 * 2049.0 * 4096.0 * 2.0);
         let two_n = 2.0 * 6_738_415_616.0;
@@ -218,15 +207,16 @@ mod tests {
             bandwidth: BytesPerSec(3.35e12),
             peak: Some(FlopPerSec(989.5e12)),
         };
-        let m = mbu(&step, Pace::TimePerToken(Seconds(0.014)), &accel).unwrap();
+        let m = mbu(&step, Pace::TimePerToken(Seconds(0.014)), &accel)?;
         let bytes = 13_476_831_232.0 + 2.0 * 32.0 * 2049.0 * 4096.0 * 2.0;
         assert!((m.mbu - bytes / 0.014 / 3.35e12).abs() < 1e-12);
-        let mfu = m.mfu.unwrap();
+        let mfu = m.mfu.ok_or("no MFU")?;
         assert!((mfu - step.flops.get() / 0.014 / 989.5e12).abs() < 1e-15);
         assert!(
             mfu < 0.002,
             "decode at batch 1 is nowhere near the compute roof"
         );
+        Ok(())
     }
 
     #[test]

@@ -392,7 +392,8 @@ impl fmt::Display for MfuError {
 }
 impl std::error::Error for MfuError {}
 
-fn positive(field: &'static str, v: f64) -> Result<f64, MfuError> {
+/// `v` if it is a positive finite number, else an error naming `field`.
+pub(crate) fn positive(field: &'static str, v: f64) -> Result<f64, MfuError> {
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
@@ -742,11 +743,11 @@ mod tests {
     }
 
     #[test]
-    fn graph_formula_by_hand_for_llama2_7b() {
+    fn graph_formula_by_hand_for_llama2_7b() -> Result<(), Box<dyn std::error::Error>> {
         // Per token at T = 2048, Llama-2-7B: the seven projections are 2·(4·4096² + 3·4096·11008)
         // per layer; attention scores 2·2·32·128·2048 (QKᵀ, S·V) + 7·32·2048 (softmax) per layer;
         // lm_head 2·4096·32000. The graph is 6N-like but counts norms and elementwise ops too.
-        let s = graph(&llama2_7b(), 2048).unwrap();
+        let s = graph(&llama2_7b(), 2048)?;
         let proj = 2.0 * (4.0 * 4096f64.powi(2) + 3.0 * 4096.0 * 11008.0) * 32.0;
         let attn = (4.0 * 32.0 * 128.0 * 2048.0 + 7.0 * 32.0 * 2048.0) * 32.0;
         assert!(
@@ -760,10 +761,11 @@ mod tests {
         // Against 6N: within a few percent (the attention term is ~6 % at 2048 tokens).
         let six_n = 6.0 * llama2_7b().parameters() as f64;
         assert!(s.model().get() > six_n && s.model().get() < six_n * 1.1);
+        Ok(())
     }
 
     #[test]
-    fn seed_exercise_70b_100b_tokens_30_days_1024_h100() {
+    fn seed_exercise_70b_100b_tokens_30_days_1024_h100() -> Result<(), Box<dyn std::error::Error>> {
         // 100e9 tokens / (30·86400 s) = 38,580.2 tok/s; 6·70e9 FLOP/token; 1024 × 989.5e12.
         let work = Work::Tokens {
             tokens: 100e9,
@@ -773,7 +775,7 @@ mod tests {
             devices: 1024,
             peak: FlopPerSec(989.5e12),
         };
-        let tps = work.tokens_per_second().unwrap();
+        let tps = work.tokens_per_second()?;
         let u = utilization(&kaplan(70e9), Recompute::None, tps, &c);
         let expect = 6.0 * 70e9 * (100e9 / 2_592_000.0) / (1024.0 * 989.5e12);
         assert!(close(u.mfu, expect, 1e-12));
@@ -786,6 +788,7 @@ mod tests {
         let n = params_for_mfu(0.40, tps, &c);
         assert!(close(mfu_for_params(n, tps, &c), 0.40, 1e-12));
         assert!(close(n, 0.40 * 1024.0 * 989.5e12 / (6.0 * tps), 1e-12));
+        Ok(())
     }
 
     #[test]
@@ -816,13 +819,14 @@ mod tests {
     }
 
     #[test]
-    fn work_in_three_forms_and_bad_values_name_the_flag() {
+    fn work_in_three_forms_and_bad_values_name_the_flag() -> Result<(), Box<dyn std::error::Error>>
+    {
         let steps = Work::Steps {
             step_time: Seconds(1.1),
             global_batch: 4,
             seq_len: 2048,
         };
-        assert!(close(steps.tokens_per_second().unwrap(), 7447.27, 1e-5));
+        assert!(close(steps.tokens_per_second()?, 7447.27, 1e-5));
         let e = Work::Tokens {
             tokens: 1e9,
             time: Seconds(0.0),
@@ -837,10 +841,11 @@ mod tests {
                 .field,
             "--tokens-per-s"
         );
+        Ok(())
     }
 
     #[test]
-    fn report_lists_what_the_inputs_allow() {
+    fn report_lists_what_the_inputs_allow() -> Result<(), Box<dyn std::error::Error>> {
         let shape = TrainingShape {
             params: 70e9,
             embedding_params: None,
@@ -862,11 +867,11 @@ mod tests {
             recompute: Recompute::Full,
             target_mfu: 0.4,
         };
-        let r = mfu_report(&q).unwrap();
+        let r = mfu_report(&q)?;
         assert_eq!(r.rows.len(), 1);
         assert_eq!(r.rows[0].formula, Formula::Kaplan);
         assert_eq!(r.missing.len(), 3);
-        let u = r.rows[0].utilization.unwrap();
+        let u = r.rows[0].utilization.ok_or("no utilization")?;
         // Full recompute: HFU = 8N/6N × MFU.
         assert!(close(u.hfu, u.mfu * 8.0 / 6.0, 1e-12));
         // A preset gives all four.
@@ -876,7 +881,7 @@ mod tests {
             model: Some(&m),
             ..q
         };
-        let r2 = mfu_report(&q2).unwrap();
+        let r2 = mfu_report(&q2)?;
         assert_eq!(r2.rows.len(), 4);
         assert!(r2.missing.is_empty());
         // Kaplan's N is the non-embedding count there.
@@ -885,15 +890,16 @@ mod tests {
             6.0 * 6_476_271_616.0,
             1e-12
         ));
+        Ok(())
     }
 
     #[test]
-    fn mfu_by_size_inverts() {
+    fn mfu_by_size_inverts() -> Result<(), Box<dyn std::error::Error>> {
         let c = Cluster {
             devices: 1024,
             peak: FlopPerSec(989.5e12),
         };
-        let s = mfu_by_size(&[7e9, 70e9], &Work::TokensPerSecond(38_580.0), &c, 0.4).unwrap();
+        let s = mfu_by_size(&[7e9, 70e9], &Work::TokensPerSecond(38_580.0), &c, 0.4)?;
         assert!(close(
             s.rows[1].mfu,
             6.0 * 70e9 * 38_580.0 / (1024.0 * 989.5e12),
@@ -904,5 +910,6 @@ mod tests {
             0.4,
             1e-12
         ));
+        Ok(())
     }
 }

@@ -586,7 +586,7 @@ mod tests {
         Precisions::uniform(Precision::Bf16)
     }
 
-    fn seed_sweep() -> Sweep {
+    fn seed_sweep() -> Result<Sweep, AnalysisError> {
         let devices = [h100_sxm()];
         let spec = SweepSpec {
             model: &llama2_7b(),
@@ -598,18 +598,21 @@ mod tests {
             batches: &[1, 8, 32, 128],
             flash_attention: false,
         };
-        sweep(&spec).unwrap()
+        sweep(&spec)
     }
 
-    fn node(s: &Sweep, name: &str) -> usize {
-        s.nodes.iter().position(|n| n.name == name).unwrap()
+    fn node(s: &Sweep, name: &str) -> Result<usize, String> {
+        s.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .ok_or(format!("no operator {name}"))
     }
 
     #[test]
-    fn seed_exercise_llama2_7b_h100_decode() {
+    fn seed_exercise_llama2_7b_h100_decode() -> Result<(), Box<dyn std::error::Error>> {
         // The H100 SXM ridge in bf16: 989.5e12 / 3.35e12 = 295.373 FLOP/byte. At batch 1, 8,
         // 32 and 128 every decode operator is memory-bound.
-        let s = seed_sweep();
+        let s = seed_sweep()?;
         let g = &s.groups[0];
         assert!((g.ridge.get() - 295.373_134).abs() < 1e-6);
         for p in 0..s.points.len() {
@@ -629,7 +632,7 @@ mod tests {
             ("lm_head", exact(32000.0, 4096.0), 322),   // 321.527
         ];
         for (name, want, smallest) in cases {
-            match g.crossovers[node(&s, name)] {
+            match g.crossovers[node(&s, name)?] {
                 Crossover::At { exact, smallest: b } => {
                     assert!(
                         (exact - want).abs() < 1e-9 * want,
@@ -652,17 +655,18 @@ mod tests {
             "act_mul",
         ] {
             assert!(
-                matches!(g.crossovers[node(&s, name)], Crossover::Never { .. }),
+                matches!(g.crossovers[node(&s, name)?], Crossover::Never { .. }),
                 "{name}"
             );
         }
         // qk_matmul's intensity is the same at every batch: 2·2049·128 FLOP per head over
         // (128 + 2049·128 + 2049)·2 bytes.
-        let qk = node(&s, "qk_matmul");
+        let qk = node(&s, "qk_matmul")?;
         let want = 2.0 * 2049.0 * 128.0 / ((128.0 + 2049.0 * 128.0 + 2049.0) * 2.0);
         for p in 0..4 {
             assert!((s.ops_at(p)[qk].intensity.get() - want).abs() < 1e-12);
         }
+        Ok(())
     }
 
     /// Mixtral-8x7B's shape: 8 experts of 14336, 2 per token, GQA 32/8.
@@ -688,7 +692,7 @@ mod tests {
     }
 
     #[test]
-    fn closed_form_agrees_with_brute_force() {
+    fn closed_form_agrees_with_brute_force() -> Result<(), Box<dyn std::error::Error>> {
         // For every operator, model and stage, the smallest batch from the closed form (or the
         // search, for expert GEMMs) is the first batch at which the full analysis says "compute".
         let h100 = h100_sxm();
@@ -720,7 +724,7 @@ mod tests {
                     batches: &batches,
                     flash_attention: false,
                 };
-                let s = sweep(&spec).unwrap();
+                let s = sweep(&spec)?;
                 for (g, group) in s.groups.iter().enumerate() {
                     for (k, c) in group.crossovers.iter().enumerate() {
                         let name = s.nodes[k].name;
@@ -758,10 +762,11 @@ mod tests {
             }
         }
         assert!(searched > 0);
+        Ok(())
     }
 
     #[test]
-    fn every_point_equals_analyze() {
+    fn every_point_equals_analyze() -> Result<(), Box<dyn std::error::Error>> {
         let devices = [h100_sxm()];
         let m = llama2_7b();
         let spec = SweepSpec {
@@ -774,11 +779,11 @@ mod tests {
             batches: &[1, 3, 64, 1024],
             flash_attention: true,
         };
-        let s = sweep(&spec).unwrap();
+        let s = sweep(&spec)?;
         assert_eq!(s.points.len(), 4 * 4);
         for (p, point) in s.points.iter().enumerate() {
             let g = &s.groups[point.group];
-            let a = analyze(&m, &g.workload(point.batch, true), &devices[0]).unwrap();
+            let a = analyze(&m, &g.workload(point.batch, true), &devices[0])?;
             assert_eq!(point.totals, a.totals);
             assert_eq!(point.weights, a.memory.weights);
             assert_eq!(point.kv_cache, a.memory.kv_cache);
@@ -789,10 +794,11 @@ mod tests {
                 );
             }
         }
+        Ok(())
     }
 
     #[test]
-    fn memory_marks_batches_that_do_not_fit() {
+    fn memory_marks_batches_that_do_not_fit() -> Result<(), Box<dyn std::error::Error>> {
         // Llama-2-7B bf16 on 80 GB: weights 13.477 GB; the KV cache at context 4096 is
         // 2·32·4097·4096·2 B = 2.148 GB per sequence: batch 30 needs 77.91 GB and fits, batch
         // 31 needs 80.06 GB and does not.
@@ -807,7 +813,7 @@ mod tests {
             batches: &[30, 31],
             flash_attention: false,
         };
-        let s = sweep(&spec).unwrap();
+        let s = sweep(&spec)?;
         let per_seq = 2.0 * 32.0 * 4097.0 * 4096.0 * 2.0;
         assert_eq!(s.points[0].kv_cache.get(), 30.0 * per_seq);
         assert_eq!(s.points[0].fits, Some(true));
@@ -817,6 +823,7 @@ mod tests {
         assert_eq!(p.tokens(), 30);
         assert_eq!(p.time_per_token(), p.step_time());
         assert!((p.tokens_per_s() - 30.0 / p.step_time().get()).abs() < 1e-9);
+        Ok(())
     }
 
     #[test]
