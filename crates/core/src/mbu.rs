@@ -16,6 +16,7 @@
 use crate::analysis::{node_costs, AnalysisError};
 use crate::mfu::{positive, MfuError};
 use crate::model::Transformer;
+use crate::ops::expected_experts_touched;
 use crate::units::{Bytes, BytesPerSec, Flop, FlopPerSec, Seconds};
 use crate::workload::{Precisions, Stage, Workload};
 use serde::Serialize;
@@ -39,8 +40,8 @@ impl DecodeStep {
         self.weights + self.kv_cache
     }
 
-    /// A decode step of `model` at `batch` sequences with `context` cached tokens each: weights
-    /// (parameters × bytes per weight, group-wise scales included); KV cache of the context + 1 keys each new token attends
+    /// A decode step of `model` at `batch` sequences with `context` cached tokens each: the
+    /// weights read ([`weights_read`] × bytes per weight, group-wise scales included); KV cache of the context + 1 keys each new token attends
     /// ([`Workload::kv_len`], as `roofline analyze` counts it); FLOPs of our decode graph.
     ///
     /// # Errors
@@ -67,7 +68,7 @@ impl DecodeStep {
             .sum();
         Ok(Self {
             batch,
-            weights: Bytes(model.parameters() as f64 * precisions.weight_bytes()),
+            weights: Bytes(weights_read(model, batch) * precisions.weight_bytes()),
             kv_cache: model.kv_cache_bytes(batch, w.kv_len(), precisions.kv),
             flops,
         })
@@ -82,6 +83,24 @@ impl DecodeStep {
             kv_cache: Bytes::ZERO,
             flops: Flop(2.0 * params * batch as f64),
         }
+    }
+}
+
+/// Parameters one decode step of `batch` sequences reads: all of a dense model's; for a mixture
+/// of experts, every weight except the routed experts no token chose: the `batch` new tokens touch
+/// E·(1 − (1 − k/E)^batch) of the E experts of each MoE block on average
+/// ([`expected_experts_touched`]), so at batch 1 a step reads exactly the active parameters.
+pub fn weights_read(model: &Transformer, batch: u64) -> f64 {
+    let all = model.parameters() as f64;
+    match model.variant.moe {
+        Some(m) if m.experts > m.top_k => {
+            let idle_routed = (model.mlp_parameters(true, false) - model.mlp_parameters(true, true))
+                as f64
+                / (m.experts - m.top_k) as f64;
+            let untouched = m.experts as f64 - expected_experts_touched(batch, m.top_k, m.experts);
+            all - untouched * idle_routed * model.moe_layers() as f64
+        }
+        _ => all,
     }
 }
 
@@ -217,6 +236,39 @@ mod tests {
             "decode at batch 1 is nowhere near the compute roof"
         );
         Ok(())
+    }
+
+    #[test]
+    fn a_mixture_of_experts_reads_the_experts_its_tokens_touch() {
+        // Mixtral's shape (8 experts, 2 per token): at batch 1 a step reads the active
+        // parameters; as the batch grows, all of them.
+        let moe = Transformer {
+            kv_heads: 8,
+            intermediate: 14336,
+            variant: crate::model::Variant {
+                moe: Some(crate::model::Moe {
+                    experts: 8,
+                    top_k: 2,
+                    expert_intermediate: 14336,
+                    shared_experts: 0,
+                    dense_layers: 0,
+                    router_bias: false,
+                }),
+                ..Default::default()
+            },
+            ..llama2_7b()
+        };
+        assert!((weights_read(&moe, 1) - moe.active_parameters() as f64).abs() < 1.0);
+        assert!((weights_read(&moe, 1024) - moe.parameters() as f64).abs() < 1.0);
+        let two = weights_read(&moe, 2);
+        // Two tokens touch 8·(1 − 0.75²) = 3.5 experts on average.
+        let per_expert = 3.0 * 4096.0 * 14336.0;
+        let want = moe.parameters() as f64 - (8.0 - 3.5) * per_expert * 32.0;
+        assert!((two - want).abs() < 1.0, "{two} vs {want}");
+        assert_eq!(
+            weights_read(&llama2_7b(), 7),
+            llama2_7b().parameters() as f64
+        );
     }
 
     #[test]

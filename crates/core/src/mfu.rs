@@ -244,11 +244,14 @@ pub struct TrainingShape {
 }
 
 impl TrainingShape {
-    /// The shape of a known model trained on sequences of `seq_len` tokens.
+    /// The shape of a known model trained on sequences of `seq_len` tokens. N is the parameters
+    /// a token uses ([`Transformer::active_parameters`]): for a mixture of experts, the k routed
+    /// experts of each block, not all E (DeepSeek-V3: 37B of 671B), as MFU counts them.
     pub fn of_model(model: &Transformer, seq_len: Option<u64>) -> Self {
+        let embedding = model.parameters() - model.non_embedding_parameters();
         Self {
-            params: model.parameters() as f64,
-            embedding_params: Some((model.parameters() - model.non_embedding_parameters()) as f64),
+            params: model.active_parameters() as f64,
+            embedding_params: Some(embedding as f64),
             layers: Some(model.layers),
             hidden: Some(model.hidden),
             attention_width: Some(model.heads * model.head_dim),
@@ -891,6 +894,34 @@ mod tests {
             1e-12
         ));
         Ok(())
+    }
+
+    #[test]
+    fn a_mixture_of_experts_counts_its_active_parameters() {
+        // Mixtral's shape: 8 experts of 3·4096·14336, 2 per token. 6N uses the 2 routed
+        // experts, not 8; the graph formula agrees within its attention and norm terms.
+        let moe = Transformer {
+            kv_heads: 8,
+            intermediate: 14336,
+            variant: crate::model::Variant {
+                moe: Some(crate::model::Moe {
+                    experts: 8,
+                    top_k: 2,
+                    expert_intermediate: 14336,
+                    shared_experts: 0,
+                    dense_layers: 0,
+                    router_bias: false,
+                }),
+                ..Default::default()
+            },
+            ..llama2_7b()
+        };
+        let shape = TrainingShape::of_model(&moe, Some(4096));
+        let idle_experts = 32.0 * 6.0 * 3.0 * 4096.0 * 14336.0;
+        assert_eq!(shape.params, moe.parameters() as f64 - idle_experts);
+        let graph = graph(&moe, 4096).map_err(|e| e.to_string());
+        let six_n = 6.0 * shape.params;
+        assert!(graph.is_ok_and(|g| g.model().get() > six_n && g.model().get() < six_n * 1.2));
     }
 
     #[test]
