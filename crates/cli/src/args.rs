@@ -28,12 +28,18 @@ pub enum Command {
     Report(ReportArgs),
     /// Price a user-named chain of operators as separate kernels and as one fused kernel.
     Fuse(FuseArgs),
+    /// Measure this machine's roofline: peak FLOP/s per precision, bandwidth per memory level;
+    /// write it as a chip file (`--out host.toml`) that `--hardware host.toml` reads.
+    Measure(MeasureArgs),
     /// Training MFU and HFU by four FLOP conventions, time to train, MFU as a function of N.
     Mfu(MfuArgs),
     /// Inference MBU (and MFU) of a measured decode step.
     Mbu(MbuArgs),
     /// Sweep batch, length, precision and chip: each operator's bound and crossover batch.
     Sweep(SweepArgs),
+    /// Import a profile (`ncu --csv`, a PyTorch profiler trace) or an empirical roof (mixbench,
+    /// ERT): every kernel on the roofline, ranked by the time it loses against its roof.
+    Import(ImportArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -172,6 +178,10 @@ pub struct AnalyzeArgs {
     /// (torch.compile-like) or max (every rule), before and after.
     #[arg(long, value_parser = parse_preset)]
     pub fusion: Option<roofline_core::fusion::Preset>,
+    /// A PyTorch profiler trace of this model's run (`roofline import` reads it): predicted
+    /// beside measured time per operator, matched by shape and forward order.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<std::path::PathBuf>,
     /// Launch overhead per kernel, overriding the chip file's (`7us`, `0.5ms`, `5e-6`; seconds
     /// when no unit is given).
     #[arg(long, value_parser = parse_duration_small)]
@@ -219,10 +229,14 @@ pub struct PlotArgs {
     pub force: bool,
 }
 
-/// A whole number of at least 1.
+/// A whole number of at least 1 and at most 2^24 (a larger size is taken for a typo).
 fn parse_positive(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
         Ok(0) => Err("must be at least 1".into()),
+        Ok(v) if v > roofline_core::single::MAX_DIM => Err(format!(
+            "{v} is beyond the largest accepted size ({})",
+            roofline_core::single::MAX_DIM
+        )),
         Ok(v) => Ok(v),
         Err(_) => Err(format!(
             "`{s}` is not a whole number: give a count such as 4096"
@@ -389,6 +403,41 @@ pub struct CompareArgs {
     /// Precisions drawn bold in the plot (comma-separated); all the chips' roofs are drawn.
     #[arg(long, value_delimiter = ',', value_parser = parse_precision)]
     pub precision: Vec<Precision>,
+    #[command(flatten)]
+    pub plot: PlotArgs,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+#[derive(Debug, Args)]
+pub struct MeasureArgs {
+    /// Seconds instead of a minute: short repetitions, a 2× sweep up to 256 MiB.
+    #[arg(long)]
+    pub quick: bool,
+    /// Threads of the all-threads runs (default: every logical CPU this process may use).
+    #[arg(long, value_parser = parse_positive)]
+    pub threads: Option<u64>,
+    /// Largest working set of the sweep, MiB (default 1024; 256 with --quick).
+    #[arg(long, value_name = "MIB", value_parser = parse_positive)]
+    pub max_working_set: Option<u64>,
+    /// Write the measured chip to FILE (`.toml`, the catalog's format); never overwritten
+    /// without --force.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
+    /// Chip id written into --out.
+    #[arg(long, default_value = "host")]
+    pub id: String,
+    /// Chip name written into --out (default: the processor and host).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Measure the NVIDIA GPU instead of the CPU (needs a build with `--features cuda`).
+    #[arg(long)]
+    pub gpu: bool,
+    /// CUDA device ordinal for --gpu.
+    #[arg(long, default_value_t = 0)]
+    pub device: u32,
+    /// `--plot FILE` draws the hierarchical roofline (`.svg` or `.png`); `--force` overwrites
+    /// --plot and --out.
     #[command(flatten)]
     pub plot: PlotArgs,
     #[command(flatten)]
@@ -728,5 +777,37 @@ mod perf_args_tests {
             Ok(UintList(vec![3, 16, 32, 64]))
         );
         assert!(parse_uint_list("8..2").is_err() && parse_uint_list("x").is_err());
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The file: an `ncu --csv` export, a PyTorch profiler trace (.json), a mixbench log, or an
+    /// ERT roofline.json, sum or try file (told apart by content).
+    pub file: std::path::PathBuf,
+    /// The roof kernels are held against: a chip id (`h100-sxm`), a chip file, or a mixbench/ERT
+    /// output. Without it only achieved FLOP/s and intensity are reported.
+    #[arg(long)]
+    pub hardware: Option<String>,
+    /// Kernels shown in the table, by time lost (JSON and CSV have every kernel).
+    #[arg(long, default_value_t = 20, value_parser = parse_positive_usize)]
+    pub top: usize,
+    /// Write an empirical roof (mixbench, ERT) as a chip file for `--hardware FILE.toml`.
+    #[arg(long, value_name = "FILE.toml")]
+    pub write_chip: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub plot: PlotArgs,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+/// A count of at least 1.
+fn parse_positive_usize(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!(
+            "`{s}` is not a whole number: give a count such as 20"
+        )),
     }
 }

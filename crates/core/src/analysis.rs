@@ -304,7 +304,7 @@ fn footprint(
 ) -> MemoryFootprint {
     let p = workload.precisions;
     MemoryFootprint {
-        weights: model.weight_bytes(p.weight),
+        weights: Bytes(model.parameters() as f64 * p.weight_bytes()),
         kv_cache: model.kv_cache_bytes(workload.batch, workload.kv_len(), p.kv),
         largest_activation: largest.map(|(b, _)| b).unwrap_or(Bytes::ZERO),
         largest_activation_name: largest.map(|(_, n)| n).unwrap_or(""),
@@ -380,10 +380,10 @@ pub fn analyze(
     let mut warnings = Vec::new();
     if memory.fits() == Some(false) {
         warnings.push(format!(
-            "weights + KV cache + largest activation need {:.3e} B, more than the chip's {:.3e} B: \
+            "weights + KV cache + largest activation need {:.1} GB, more than the chip's {:.1} GB: \
              this does not run on one chip as configured (shard it, or lower batch, context or precision)",
-            memory.total().get(),
-            device.capacity().map(|c| c.get()).unwrap_or(0.0)
+            memory.total().get() / 1e9,
+            device.capacity().map(|c| c.get()).unwrap_or(0.0) / 1e9
         ));
     }
     if let Some(max) = model.max_position_embeddings {

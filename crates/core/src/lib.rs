@@ -10,6 +10,9 @@
 //!   forward pass.
 //! - [`analysis`]: the graph evaluated on a chip.
 //! - [`single`]: one operator on one chip (`roofline op`); [`explain`]: worked derivations.
+//! - [`measured`]: a machine's roofline as `roofline measure` found it, and the chip it makes.
+//! - [`profile`]: imported profiles (Nsight Compute, PyTorch profiler) and empirical roofs
+//!   (mixbench, ERT): kernels under their roof, and joined to a model's operators.
 //!
 //! ```
 //! use roofline_core::ops::Gemm;
@@ -33,10 +36,12 @@ pub mod explain;
 pub mod fusion;
 pub mod graph;
 pub mod mbu;
+pub mod measured;
 pub mod mfu;
 pub mod model;
 pub mod ops;
 pub mod precision;
+pub mod profile;
 pub mod roofline;
 pub mod single;
 pub mod sweep;

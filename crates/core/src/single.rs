@@ -16,6 +16,10 @@ use crate::units::Seconds;
 use serde::Serialize;
 use std::fmt;
 
+/// Largest size accepted for any dimension of a single operator (2^24); beyond it a value
+/// is taken for a typo.
+pub const MAX_DIM: u64 = 1 << 24;
+
 /// A shape field that cannot be used, naming the flag that set it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShapeError {
@@ -86,6 +90,30 @@ impl AttentionSpec {
                     message: "must be at least 1".into(),
                 });
             }
+        }
+        for (field, v) in [
+            ("--batch", self.batch),
+            ("--heads", self.heads),
+            ("--head-dim", self.head_dim),
+            ("--q-len", self.q_len),
+            ("--kv-len", self.kv_len),
+        ] {
+            if v > MAX_DIM {
+                return Err(ShapeError {
+                    field,
+                    message: format!("{v} is beyond the largest accepted ({MAX_DIM})"),
+                });
+            }
+        }
+        if self.causal && self.q_len > self.kv_len {
+            return Err(ShapeError {
+                field: "--q-len",
+                message: format!(
+                    "{} queries cannot be the last positions of {} keys: with --causal, \
+                     --q-len must not exceed --kv-len",
+                    self.q_len, self.kv_len
+                ),
+            });
         }
         if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(ShapeError {

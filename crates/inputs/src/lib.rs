@@ -2,12 +2,14 @@
 //!
 //! - [`hardware`]: the embedded chip catalog (`catalog/hardware/*.toml`) and user chip files.
 //! - [`config`]: Hugging Face `config.json` into a validated [`roofline_core::model::Transformer`].
+//! - [`profile`]: Nsight Compute CSV, PyTorch profiler traces, mixbench and ERT outputs.
 //!
 //! Every error is an [`InputError`] that names the file, the field and the fix.
 
 pub mod embedded;
 pub mod error;
 pub mod hardware;
+pub mod profile;
 
 pub use error::InputError;
 pub mod config;

@@ -61,8 +61,17 @@ pub fn workload_line(s: &StageAnalysis) -> String {
             format!("context {} (+1 new token)", w.context)
         }
     };
+    let scales = if p.weight_scale_bytes > 0.0 {
+        format!(" (+{:.4} B/weight of group scales)", p.weight_scale_bytes)
+    } else {
+        String::new()
+    };
+    let gemm = match p.gemm_act {
+        Some(g) => format!(", GEMM inputs {g} (W8A8)"),
+        None => String::new(),
+    };
     format!(
-        "batch {}, {lengths}, weights {}, activations {}, KV cache {}, FlashAttention {}",
+        "batch {}, {lengths}, weights {}{scales}, activations {}{gemm}, KV cache {}, FlashAttention {}",
         w.batch,
         p.weight,
         p.act,

@@ -214,6 +214,9 @@ fn stage_section(s: &StageAnalysis, r: &AnalyzeReport<'_>) -> String {
         esc(&human_bytes(m.total().get())),
         esc(&cap),
     ));
+    for w in &s.warnings {
+        h.push_str(&format!("<p class=\"warning\">warning: {}</p>\n", esc(w)));
+    }
     h
 }
 

@@ -59,6 +59,15 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
             None => super::plot::plot_analysis(path, a.plot.force, &model, &device, &analyses)?,
         }
     }
+    if let Some(path) = &a.profile {
+        return super::import::write_profile_join(
+            path,
+            &model,
+            &analyses,
+            a.format.format.into(),
+            out,
+        );
+    }
     if let Some(name) = &a.explain {
         return super::plot::explain_analysis(
             name,
@@ -96,6 +105,19 @@ pub(crate) fn precisions(a: &AnalyzeArgs) -> Result<Precisions, CliError> {
             return Err(CliError::bad_input(
                 "`--group-size` must be at least 1",
                 Some("GPTQ and AWQ use 128 weights per group".into()),
+            ))
+        }
+        Some(_)
+            if !matches!(
+                a.weight_precision.unwrap_or(default_weight),
+                roofline_core::precision::Precision::Int8
+                    | roofline_core::precision::Precision::Int4
+                    | roofline_core::precision::Precision::Fp8
+            ) =>
+        {
+            return Err(CliError::bad_input(
+                "`--group-size` applies to quantized weights (int8, int4, fp8)",
+                Some("add --weight-precision int4 (or int8, fp8)".into()),
             ))
         }
         Some(g) => {

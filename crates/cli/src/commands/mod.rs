@@ -3,6 +3,8 @@
 mod analyze;
 mod fuse;
 mod hardware;
+mod import;
+mod measure;
 mod mfu;
 mod op;
 mod plot;
@@ -22,8 +24,10 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Op(a) => op::run(&a, out),
         Command::Report(a) => report::run(&a, out),
         Command::Fuse(a) => fuse::run(&a, out),
+        Command::Measure(a) => measure::run(&a, out),
         Command::Mfu(a) => mfu::run_mfu(&a, out),
         Command::Mbu(a) => mfu::run_mbu(&a, out),
         Command::Sweep(a) => sweep::run(&a, out),
+        Command::Import(a) => import::run(&a, out),
     }
 }

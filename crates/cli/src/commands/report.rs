@@ -62,6 +62,10 @@ pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         explained: a.analyze.explain.as_deref(),
         version: env!("CARGO_PKG_VERSION"),
     });
+    let html = match &a.analyze.profile {
+        Some(p) => super::import::with_profile_section(html, p, &model, &device, &analyses)?,
+        None => html,
+    };
     write_output(&a.out, force, html.as_bytes())?;
     if let Some(p) = &a.analyze.plot.plot {
         super::plot::write_plot(p, force, &chart)?;

@@ -2,7 +2,7 @@
 //! kernels, with the regime that explains the saving.
 
 use super::chain::{chain_graph, ChainError, ChainSpec};
-use super::plan::{evaluate_plan, plan, plan_chain, FusionPlan, FusionSummary};
+use super::plan::{evaluate_plan, fuse_all, plan, FusionPlan, FusionSummary};
 use super::rules::Preset;
 use super::tile::TilePlan;
 use crate::device::{Device, DeviceError};
@@ -119,12 +119,45 @@ pub fn compare_chain(
     launch: Seconds,
 ) -> Result<ChainComparison, ChainCompareError> {
     let (graph, labels, widest) = chain_graph(spec).map_err(ChainCompareError::Chain)?;
+    if spec.ops.len() < 2 {
+        return Err(ChainCompareError::Chain(super::chain::ChainError(
+            "`--chain` needs at least two operators to fuse".into(),
+        )));
+    }
     let smem = device.shared_memory_per_sm.as_ref().map(|c| c.value);
     let p = spec.precision;
     let separate_plan = plan(&graph, Preset::Eager, smem);
-    // Priced without a capacity limit, then checked against the chip.
-    let (fused_plan, _) = plan_chain(&graph, widest, p, None);
-    let (_, tile) = plan_chain(&graph, widest, p, smem);
+    // What one tile must hold depends on the chain: two GEMMs with an intermediate between them
+    // need a slice of that whole intermediate on chip (the second GEMM reduces over it); one
+    // GEMM takes the rest as prologue/epilogue on its tile; no GEMM streams.
+    let linears = spec
+        .ops
+        .iter()
+        .filter(|o| o.trim().eq_ignore_ascii_case("linear"))
+        .count();
+    let first_linear = spec
+        .ops
+        .iter()
+        .position(|o| o.trim().eq_ignore_ascii_case("linear"));
+    let tile = match linears {
+        0 => {
+            let has_norm = spec.ops.iter().any(|o| {
+                let o = o.trim().to_ascii_lowercase();
+                o == "rmsnorm" || o == "layernorm"
+            });
+            // A norm needs a whole row; elementwise ops stream blocks.
+            let row = if has_norm {
+                spec.hidden.max(spec.intermediate)
+            } else {
+                super::tile::STREAM_BLOCK.min(spec.tokens * spec.hidden)
+            };
+            super::tile::stream_tile(row, spec.ops.len() as u32 + 1, smem)
+        }
+        1 => super::tile::gemm_tile(p, first_linear.is_some_and(|i| i > 0), 0, smem),
+        _ => super::tile::chain_tile(widest, p, smem),
+    };
+    // Priced as one kernel whether or not it fits; `feasible` says whether it applies.
+    let fused_plan = fuse_all(&graph, &tile);
     let ev = |pl: &FusionPlan| {
         evaluate_plan(pl, 1, p, device, launch).map_err(ChainCompareError::Device)
     };

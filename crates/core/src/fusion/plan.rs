@@ -490,6 +490,16 @@ fn kernel(
     }
 }
 
+/// Every node of `graph` as one user-named kernel working on `tile`, fit or not.
+pub fn fuse_all(graph: &OpGraph, tile: &TilePlan) -> FusionPlan {
+    let all: Vec<usize> = (0..graph.nodes.len()).collect();
+    let k = kernel(graph, &all, vec![Rule::UserChain], Some(tile.clone()), None);
+    FusionPlan {
+        kernels: vec![k],
+        rejected: vec![],
+    }
+}
+
 /// Fuses every node of `graph` into one kernel, as a user-named chain, if its widest
 /// intermediate fits on chip; returns the plan and the tile checked.
 pub fn plan_chain(

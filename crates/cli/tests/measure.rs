@@ -1,0 +1,132 @@
+//! `roofline measure` end to end: a quick measurement writes a chip file that reads back through
+//! the catalog's parser and drives `analyze`; output files are never overwritten without
+//! `--force`. No timing assertion: the figures are only checked to exist and be positive.
+
+use assert_cmd::Command;
+use predicates::str::contains;
+use roofline_core::device::MemoryKind;
+use roofline_core::precision::Precision;
+
+fn roofline() -> Command {
+    Command::cargo_bin("roofline").unwrap()
+}
+
+#[test]
+fn quick_measure_writes_a_chip_file_that_analyze_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let chip = dir.path().join("host.toml");
+    let plot = dir.path().join("host.svg");
+    let out = roofline()
+        .args([
+            "measure",
+            "--quick",
+            "--max-working-set",
+            "32",
+            "--format",
+            "json",
+        ])
+        .arg("--out")
+        .arg(&chip)
+        .arg("--plot")
+        .arg(&plot)
+        .assert()
+        .success()
+        .stderr(contains("wrote"))
+        .get_output()
+        .stdout
+        .clone();
+
+    // The JSON: schema version, peaks at one and all threads, levels with main memory last.
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    let threads = v["threads"].as_u64().unwrap();
+    assert!(threads >= 1);
+    let peaks = v["peaks"].as_array().unwrap();
+    for p in ["fp64", "fp32"] {
+        for t in [1, threads] {
+            assert!(
+                peaks
+                    .iter()
+                    .any(|x| x["precision"] == p && x["threads"] == t),
+                "{p} at {t} threads"
+            );
+        }
+    }
+    let levels = v["levels"].as_array().unwrap();
+    assert_eq!(levels.last().unwrap()["kind"], "main");
+    assert!(v["method"].as_str().unwrap().contains("median"));
+    // A 16 KiB to 32 MiB sweep in 2× steps: 12 sizes × 3 kernels, minus any rejected.
+    let sweep = v["sweep"].as_array().unwrap();
+    assert!(!sweep.is_empty() && sweep.len() <= 36, "{}", sweep.len());
+
+    // The chip file reads back through the catalog's parser.
+    let d = roofline_inputs::hardware::find_device(chip.to_str().unwrap()).unwrap();
+    assert_eq!(d.id, "host");
+    for p in [Precision::Fp64, Precision::Fp32, Precision::Bf16] {
+        assert!(d.peak(p).unwrap().get() > 0.0, "{p}");
+    }
+    assert!(d.bandwidth().unwrap().get() > 0.0);
+    assert_eq!(d.memory[0].kind, MemoryKind::Main);
+    let src = &d.peak_cited(Precision::Fp32).unwrap().source;
+    assert!(src.contains("measured by `roofline measure`"), "{src}");
+    assert!(d.launch_overhead.value.get() > 0.0);
+
+    // The hierarchical plot is an SVG with a labelled roof per level.
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("roof-label") && svg.contains("DRAM"));
+
+    // `analyze` with the default precision (bf16) runs on it.
+    roofline()
+        .args(["analyze", "llama-2-7b", "--hardware"])
+        .arg(&chip)
+        .assert()
+        .success()
+        .stdout(contains("llama-2-7b"));
+
+    // A second run does not overwrite the file, and says so before measuring.
+    let before = std::fs::read(&chip).unwrap();
+    roofline()
+        .args(["measure", "--quick", "--out"])
+        .arg(&chip)
+        .assert()
+        .code(2)
+        .stderr(contains("already exists"))
+        .stderr(contains("--force"));
+    assert_eq!(std::fs::read(&chip).unwrap(), before);
+}
+
+#[test]
+fn bad_measure_flags_exit_2_naming_the_flag() {
+    roofline()
+        .args(["measure", "--out", "host.json"])
+        .assert()
+        .code(2)
+        .stderr(contains("`--out host.json`"))
+        .stderr(contains(".toml"));
+    roofline()
+        .args(["measure", "--threads", "0"])
+        .assert()
+        .code(2)
+        .stderr(contains("--threads"));
+    roofline()
+        .args(["measure", "--plot", "x.pdf"])
+        .assert()
+        .code(2)
+        .stderr(contains("--plot"));
+    roofline()
+        .args(["measure", "--out", "no/such/folder/host.toml"])
+        .assert()
+        .code(2)
+        .stderr(contains("does not exist"));
+}
+
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn gpu_without_the_feature_is_a_usage_error() {
+    roofline()
+        .args(["measure", "--gpu"])
+        .assert()
+        .code(2)
+        .stderr(contains("`cuda` feature"))
+        .stderr(contains("--features cuda"));
+}

@@ -1,0 +1,720 @@
+//! PyTorch profiler (Kineto) Chrome traces into measured kernels.
+//!
+//! A trace is `{"traceEvents": [...]}` (or a bare array) of complete events (`"ph": "X"`) with
+//! `cat`, `name`, `ts` and `dur` in microseconds, `pid`, `tid` and `args`. Read:
+//!
+//! - `cpu_op` (older traces: `Operator`): framework operators, with `Input Dims`, `Input type`,
+//!   `Concrete Inputs` (when `record_shapes=True`) and `External id`;
+//! - `kernel`: GPU kernels, with `External id` and `correlation`;
+//! - `cuda_runtime`/`cuda_driver` (`cudaLaunchKernel`): the launch, same `correlation`;
+//! - `user_annotation` `ProfilerStep#N`: one per profiler step (forward pass).
+//!
+//! **With kernels (a GPU trace)** every kernel is a measured kernel. Its operator is the
+//! `cpu_op` whose `External id` it carries, else the innermost `cpu_op` around its launch (the
+//! runtime event of the same `correlation`, on the same thread); its FLOPs and bytes come from
+//! our cost model by that operator's shapes ([`roofline_core::profile::aten`]), or its nearest
+//! enclosing operator that has a cost. Kernels of one operator share its cost in proportion to
+//! their durations. An fp32 GEMM whose kernel name says tensor cores (`tensorop`, `xmma`,
+//! `hmma`, `wgmma`, `s1688`, `s16816`, `tf32`) is held against the TF32 peak.
+//!
+//! **Without kernels (a CPU trace)** the measured kernels are the outermost operators we can
+//! cost: an `aten::linear` counts once, not again as the `aten::mm` inside it. The time of
+//! top-level operators with no cost (views, `to` without a copy) is summed by name.
+
+use super::at_line;
+use crate::error::InputError;
+use roofline_core::ops::Compute;
+use roofline_core::precision::Precision;
+use roofline_core::profile::aten::shaped_op;
+use roofline_core::profile::{
+    ArgShape, CostSource, FrameworkOp, MeasuredKernel, Profile, ProfileFormat, UncostedOps,
+};
+use roofline_core::units::{Bytes, Flop, Seconds};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// Kernel-name fragments that mean tensor cores (for an fp32 GEMM: TF32).
+const TENSOR_CORE_NAMES: [&str; 7] = [
+    "tensorop", "xmma", "hmma", "wgmma", "s1688", "s16816", "tf32",
+];
+
+const TRACE_HINT: &str = "export the trace with `prof.export_chrome_trace(\"trace.json\")` \
+                          (torch.profiler, record_shapes=True)";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cat {
+    CpuOp,
+    Kernel,
+    Runtime,
+    Annotation,
+    Other,
+}
+
+fn category(cat: &str) -> Cat {
+    match cat.to_ascii_lowercase().as_str() {
+        "cpu_op" | "operator" => Cat::CpuOp,
+        "kernel" => Cat::Kernel,
+        "cuda_runtime" | "runtime" | "cuda_driver" => Cat::Runtime,
+        "user_annotation" => Cat::Annotation,
+        _ => Cat::Other,
+    }
+}
+
+/// One complete event, validated.
+#[derive(Debug, Clone)]
+struct Event {
+    /// Position in `traceEvents`.
+    index: usize,
+    cat: Cat,
+    name: String,
+    /// Start and duration, microseconds.
+    ts: f64,
+    dur: f64,
+    thread: String,
+    args: Map<String, Value>,
+}
+
+impl Event {
+    fn end(&self) -> f64 {
+        self.ts + self.dur
+    }
+    /// Whether `other` (on the same thread) lies within this event. Kineto writes absolute
+    /// times in µs to the ns (`5107416643617.949`), where one f64 step is about 1 ns: a child
+    /// that ends on its parent's nanosecond can add up to 1 ns past it, so ends are compared
+    /// to within 1 ns, or 4 steps of the number where that is more.
+    fn holds(&self, other: &Event) -> bool {
+        self.thread == other.thread
+            && other.ts >= self.ts
+            && other.end() <= self.end() + time_tolerance(self.end())
+    }
+    fn arg_u64(&self, key: &str) -> Option<u64> {
+        self.args.get(key).and_then(Value::as_u64)
+    }
+}
+
+/// 1 ns (times are in µs), or 4 f64 steps at `t` where that is more.
+fn time_tolerance(t: f64) -> f64 {
+    (4.0 * f64::EPSILON * t.abs()).max(1e-3)
+}
+
+fn field_error(origin: &str, i: usize, name: &str, field: &str, what: &str) -> InputError {
+    InputError::new(format!(
+        "{origin}: traceEvents[{i}] (`{name}`): field `{field}` {what}"
+    ))
+    .with_hint(TRACE_HINT)
+}
+
+fn number(v: Option<&Value>) -> Option<f64> {
+    match v? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn event(origin: &str, i: usize, v: &Value) -> Result<Option<Event>, InputError> {
+    let Some(o) = v.as_object() else {
+        return Err(
+            InputError::new(format!("{origin}: traceEvents[{i}] is not an object"))
+                .with_hint(TRACE_HINT),
+        );
+    };
+    if o.get("ph").and_then(Value::as_str) != Some("X") {
+        return Ok(None); // metadata, counters, flow events
+    }
+    let cat = category(o.get("cat").and_then(Value::as_str).unwrap_or(""));
+    if cat == Cat::Other {
+        return Ok(None);
+    }
+    let name = o
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field_error(origin, i, "?", "name", "is missing"))?
+        .to_string();
+    let ts = number(o.get("ts"))
+        .ok_or_else(|| field_error(origin, i, &name, "ts", "is missing or not a number"))?;
+    let dur = number(o.get("dur"))
+        .ok_or_else(|| field_error(origin, i, &name, "dur", "is missing or not a number"))?;
+    if dur < 0.0 || !dur.is_finite() || !ts.is_finite() {
+        return Err(field_error(
+            origin,
+            i,
+            &name,
+            "dur",
+            &format!("is {dur}: a duration is a finite number ≥ 0 µs"),
+        ));
+    }
+    let key = |k: &str| match o.get(k) {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    Ok(Some(Event {
+        index: i,
+        cat,
+        name,
+        ts,
+        dur,
+        thread: format!("{}/{}", key("pid"), key("tid")),
+        args: o
+            .get("args")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+    }))
+}
+
+/// `Input Dims`, `Input type` and `Concrete Inputs` of an operator event.
+fn framework_op(origin: &str, e: &Event) -> Result<FrameworkOp, InputError> {
+    let mut shapes = Vec::new();
+    if let Some(dims) = e.args.get("Input Dims") {
+        let Some(list) = dims.as_array() else {
+            return Err(field_error(
+                origin,
+                e.index,
+                &e.name,
+                "args.Input Dims",
+                "is not a list of shapes",
+            ));
+        };
+        for (j, arg) in list.iter().enumerate() {
+            shapes.push(arg_shape(arg).ok_or_else(|| {
+                field_error(
+                    origin,
+                    e.index,
+                    &e.name,
+                    &format!("args.Input Dims[{j}]"),
+                    &format!("is `{arg}`, not a shape (a list of sizes ≥ 0)"),
+                )
+            })?);
+        }
+    }
+    let strings = |key: &str| -> Vec<String> {
+        e.args
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        Value::Null => String::new(),
+                        other => other.to_string(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    Ok(FrameworkOp {
+        name: e.name.clone(),
+        shapes,
+        types: strings("Input type"),
+        values: strings("Concrete Inputs"),
+        instance: e.arg_u64("External id"),
+    })
+}
+
+fn arg_shape(v: &Value) -> Option<ArgShape> {
+    let Some(a) = v.as_array() else {
+        return v.is_null().then(|| ArgShape::Tensor(Vec::new()));
+    };
+    if a.iter().all(Value::is_u64) {
+        return Some(ArgShape::Tensor(
+            a.iter().filter_map(Value::as_u64).collect(),
+        ));
+    }
+    let mut list = Vec::with_capacity(a.len());
+    for t in a {
+        let dims = t.as_array()?;
+        if !dims.iter().all(Value::is_u64) {
+            return None;
+        }
+        list.push(dims.iter().filter_map(Value::as_u64).collect());
+    }
+    Some(ArgShape::List(list))
+}
+
+/// For each operator, the index of its innermost enclosing operator on the same thread.
+fn parents(ops: &[Event]) -> Vec<Option<usize>> {
+    let mut order: Vec<usize> = (0..ops.len()).collect();
+    order.sort_by(|&a, &b| {
+        (&ops[a].thread, ops[a].ts, -ops[a].dur)
+            .partial_cmp(&(&ops[b].thread, ops[b].ts, -ops[b].dur))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut parent = vec![None; ops.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for &i in &order {
+        while let Some(&top) = stack.last() {
+            if ops[top].holds(&ops[i]) {
+                break;
+            }
+            stack.pop();
+        }
+        parent[i] = stack.last().copied();
+        stack.push(i);
+    }
+    parent
+}
+
+fn costed_kernel(
+    name: String,
+    index: usize,
+    duration: Seconds,
+    op: FrameworkOp,
+    share: f64,
+    tensor_cores: bool,
+) -> MeasuredKernel {
+    match shaped_op(&op.name, &op.shapes, &op.types, &op.values) {
+        Some(s) => {
+            let compute = match s.compute {
+                Compute::Matrix(Precision::Fp32) if tensor_cores => {
+                    Compute::Matrix(Precision::Tf32)
+                }
+                c => c,
+            };
+            let flop_precision = match compute {
+                Compute::Matrix(p) => p,
+                Compute::Vector => s.precision,
+            };
+            MeasuredKernel {
+                name,
+                index,
+                duration,
+                flops: if s.cost.flops.get() > 0.0 {
+                    vec![(flop_precision, Flop(s.cost.flops.get() * share))]
+                } else {
+                    Vec::new()
+                },
+                tensor_instructions: None,
+                bytes_read: Some(Bytes(s.cost.bytes_read.get() * share)),
+                bytes_written: Some(Bytes(s.cost.bytes_written.get() * share)),
+                l2_bytes: None,
+                compute: Some(compute),
+                cost_source: CostSource::CostModel,
+                op: Some(op),
+                shaped_as: Some(s.description),
+            }
+        }
+        None => MeasuredKernel {
+            name,
+            index,
+            duration,
+            flops: Vec::new(),
+            tensor_instructions: None,
+            bytes_read: None,
+            bytes_written: None,
+            l2_bytes: None,
+            compute: None,
+            cost_source: CostSource::Unknown,
+            op: Some(op),
+            shaped_as: None,
+        },
+    }
+}
+
+fn is_costed(origin: &str, e: &Event) -> Result<bool, InputError> {
+    let op = framework_op(origin, e)?;
+    Ok(shaped_op(&op.name, &op.shapes, &op.types, &op.values).is_some())
+}
+
+/// Parses a Chrome trace written by the PyTorch profiler. `origin` names the file in errors.
+///
+/// # Errors
+/// An [`InputError`] when the JSON is malformed or truncated (with its line and column); when
+/// it has no `traceEvents` list; when a kernel or operator event lacks `name`, `ts` or `dur`,
+/// or has a negative duration (naming the event's index and field); when `Input Dims` is not a
+/// list of shapes; or when the trace has no kernel and no `cpu_op` event.
+pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
+    let root: Value = serde_json::from_str(text).map_err(|e| {
+        let what = if e.is_eof() {
+            "the JSON ends early: the file is truncated".to_string()
+        } else {
+            format!("malformed JSON: {e}")
+        };
+        at_line(origin, e.line(), format!("column {}: {what}", e.column())).with_hint(TRACE_HINT)
+    })?;
+    let list = match &root {
+        Value::Array(a) => a,
+        Value::Object(o) => o
+            .get("traceEvents")
+            .and_then(Value::as_array)
+            .ok_or_else(|| {
+                InputError::new(format!(
+                    "{origin}: field `traceEvents` is missing or not a list"
+                ))
+                .with_hint(TRACE_HINT)
+            })?,
+        _ => {
+            return Err(InputError::new(format!(
+                "{origin}: expected a JSON object with `traceEvents`"
+            ))
+            .with_hint(TRACE_HINT))
+        }
+    };
+    let mut events = Vec::new();
+    for (i, v) in list.iter().enumerate() {
+        if let Some(e) = event(origin, i, v)? {
+            events.push(e);
+        }
+    }
+    let mut steps: Vec<&str> = events
+        .iter()
+        .filter(|e| e.cat == Cat::Annotation && e.name.starts_with("ProfilerStep#"))
+        .map(|e| e.name.as_str())
+        .collect();
+    steps.sort_unstable();
+    steps.dedup();
+    let steps = (steps.len() as u64).max(1);
+    let ops: Vec<Event> = events
+        .iter()
+        .filter(|e| e.cat == Cat::CpuOp)
+        .cloned()
+        .collect();
+    let mut kernels: Vec<Event> = events
+        .iter()
+        .filter(|e| e.cat == Cat::Kernel)
+        .cloned()
+        .collect();
+    if ops.is_empty() && kernels.is_empty() {
+        return Err(InputError::new(format!(
+            "{origin}: the trace has no `kernel` and no `cpu_op` events: nothing to import"
+        ))
+        .with_hint(
+            "profile with activities=[ProfilerActivity.CPU] (and CUDA on a GPU) and \
+             record_shapes=True, and export while the profiler holds the steps",
+        ));
+    }
+    let parent = parents(&ops);
+    let mut notes = Vec::new();
+    if !ops.is_empty() && ops.iter().all(|o| !o.args.contains_key("Input Dims")) {
+        notes.push(
+            "no operator has `Input Dims`: record with record_shapes=True to cost them by shape"
+                .to_string(),
+        );
+    }
+    let profile = if kernels.is_empty() {
+        cpu_profile(origin, &ops, &parent, &mut notes)?
+    } else {
+        kernels.sort_by(|a, b| a.ts.total_cmp(&b.ts));
+        gpu_profile(origin, &ops, &parent, &events, &kernels, &mut notes)?
+    };
+    let (kernels, uncosted, total) = profile;
+    Ok(Profile {
+        format: ProfileFormat::TorchTrace,
+        origin: origin.to_string(),
+        kernels,
+        steps,
+        uncosted,
+        total_time: total,
+        notes,
+    })
+}
+
+type Parts = (Vec<MeasuredKernel>, Vec<UncostedOps>, Seconds);
+
+fn cpu_profile(
+    origin: &str,
+    ops: &[Event],
+    parent: &[Option<usize>],
+    notes: &mut Vec<String>,
+) -> Result<Parts, InputError> {
+    let mut order: Vec<usize> = (0..ops.len()).collect();
+    order.sort_by(|&a, &b| {
+        ops[a]
+            .ts
+            .total_cmp(&ops[b].ts)
+            .then(ops[b].dur.total_cmp(&ops[a].dur))
+    });
+    let mut claimed = vec![false; ops.len()];
+    let claimed_above = |claimed: &[bool], mut i: usize| {
+        while let Some(p) = parent[i] {
+            if claimed[p] {
+                return true;
+            }
+            i = p;
+        }
+        false
+    };
+    let mut kernels = Vec::new();
+    for &i in &order {
+        if claimed_above(&claimed, i) || !is_costed(origin, &ops[i])? {
+            continue;
+        }
+        claimed[i] = true;
+        let e = &ops[i];
+        kernels.push(costed_kernel(
+            e.name.clone(),
+            e.index,
+            Seconds(e.dur / 1e6),
+            framework_op(origin, e)?,
+            1.0,
+            false,
+        ));
+    }
+    // Time of each top-level operator not inside a costed one, by name.
+    let root = |mut i: usize| {
+        while let Some(p) = parent[i] {
+            i = p;
+        }
+        i
+    };
+    let mut inside = vec![0.0f64; ops.len()];
+    for i in 0..ops.len() {
+        if claimed[i] {
+            inside[root(i)] += ops[i].dur;
+        }
+    }
+    let mut uncosted: Vec<UncostedOps> = Vec::new();
+    let mut total = 0.0;
+    for i in (0..ops.len()).filter(|&i| parent[i].is_none()) {
+        total += ops[i].dur;
+        let rest = ops[i].dur - inside[i];
+        if claimed[i] || rest <= 0.0 {
+            continue;
+        }
+        match uncosted.iter_mut().find(|u| u.name == ops[i].name) {
+            Some(u) => {
+                u.count += 1;
+                u.time += Seconds(rest / 1e6);
+            }
+            None => uncosted.push(UncostedOps {
+                name: ops[i].name.clone(),
+                count: 1,
+                time: Seconds(rest / 1e6),
+            }),
+        }
+    }
+    uncosted.sort_by(|a, b| b.time.get().total_cmp(&a.time.get()));
+    if kernels.is_empty() {
+        notes.push(
+            "no operator could be costed by shape: nothing to place on a roofline".to_string(),
+        );
+    }
+    Ok((kernels, uncosted, Seconds(total / 1e6)))
+}
+
+fn gpu_profile(
+    origin: &str,
+    ops: &[Event],
+    parent: &[Option<usize>],
+    events: &[Event],
+    kernels: &[Event],
+    notes: &mut Vec<String>,
+) -> Result<Parts, InputError> {
+    let by_external: HashMap<u64, usize> = ops
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| o.arg_u64("External id").map(|x| (x, i)))
+        .collect();
+    let launches: HashMap<u64, &Event> = events
+        .iter()
+        .filter(|e| e.cat == Cat::Runtime)
+        .filter_map(|e| e.arg_u64("correlation").map(|c| (c, e)))
+        .collect();
+    // The innermost operator on `thread` around time `t`.
+    let around = |thread: &str, t: f64| {
+        ops.iter()
+            .enumerate()
+            .filter(|(_, o)| o.thread == thread && o.ts <= t && t <= o.end() + time_tolerance(t))
+            .min_by(|a, b| a.1.dur.total_cmp(&b.1.dur))
+            .map(|(i, _)| i)
+    };
+    let mut linked: Vec<Option<usize>> = Vec::with_capacity(kernels.len());
+    for k in kernels {
+        let direct = k
+            .arg_u64("External id")
+            .and_then(|x| by_external.get(&x).copied());
+        let via_launch = || {
+            k.arg_u64("correlation")
+                .and_then(|c| launches.get(&c))
+                .and_then(|l| around(&l.thread, l.ts))
+        };
+        let op = direct.or_else(via_launch);
+        // Walk out to the nearest operator we can cost.
+        let mut costed = None;
+        let mut cur = op;
+        while let Some(i) = cur {
+            if is_costed(origin, &ops[i])? {
+                costed = Some(i);
+                break;
+            }
+            cur = parent[i];
+        }
+        linked.push(costed.or(op));
+    }
+    // Kernels of one operator share its cost by duration.
+    let mut per_op: HashMap<usize, f64> = HashMap::new();
+    for (k, l) in kernels.iter().zip(&linked) {
+        if let Some(i) = l {
+            *per_op.entry(*i).or_insert(0.0) += k.dur;
+        }
+    }
+    let shared = per_op
+        .iter()
+        .filter(|(i, _)| {
+            kernels
+                .iter()
+                .zip(&linked)
+                .filter(|(_, l)| **l == Some(**i))
+                .count()
+                > 1
+        })
+        .count();
+    if shared > 0 {
+        notes.push(format!(
+            "{shared} operator(s) launched more than one kernel: each operator's FLOPs and bytes \
+             are shared between its kernels in proportion to their durations"
+        ));
+    }
+    let mut out = Vec::with_capacity(kernels.len());
+    let mut unlinked = 0;
+    for (k, l) in kernels.iter().zip(&linked) {
+        let lname = k.name.to_ascii_lowercase();
+        let tensor_cores = TENSOR_CORE_NAMES.iter().any(|t| lname.contains(t));
+        let duration = Seconds(k.dur / 1e6);
+        match l {
+            Some(i) => {
+                let total = per_op.get(i).copied().unwrap_or(k.dur);
+                let share = if total > 0.0 { k.dur / total } else { 1.0 };
+                out.push(costed_kernel(
+                    k.name.clone(),
+                    k.index,
+                    duration,
+                    framework_op(origin, &ops[*i])?,
+                    share,
+                    tensor_cores,
+                ));
+            }
+            None => {
+                unlinked += 1;
+                out.push(MeasuredKernel {
+                    name: k.name.clone(),
+                    index: k.index,
+                    duration,
+                    flops: Vec::new(),
+                    tensor_instructions: None,
+                    bytes_read: None,
+                    bytes_written: None,
+                    l2_bytes: None,
+                    compute: None,
+                    cost_source: CostSource::Unknown,
+                    op: None,
+                    shaped_as: None,
+                });
+            }
+        }
+    }
+    if unlinked > 0 {
+        notes.push(format!(
+            "{unlinked} kernel(s) link to no operator (no `External id` or launch with their \
+             `correlation`): their time is kept, their cost unknown"
+        ));
+    }
+    let total = out.iter().map(|k| k.duration).sum();
+    Ok((out, Vec::new(), total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(events: &str) -> String {
+        format!("{{\"traceEvents\": [{events}]}}")
+    }
+
+    const MM: &str = r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":50,
+        "args":{"External id":7,"Input Dims":[[64,256],[256,688]],"Input type":["float","float"]}}"#;
+
+    #[test]
+    fn cpu_trace_claims_the_outermost_costed_operator() {
+        // aten::linear [1,64,256]·[688,256] (100 µs) holds aten::mm (50 µs): one kernel, the
+        // linear, 2·64·688·256 FLOP. A view outside (5 µs) is uncosted time.
+        let lin = r#"{"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":0,"dur":100,
+            "args":{"External id":6,"Input Dims":[[1,64,256],[688,256],[]],"Input type":["float","float",""]}}"#;
+        let view = r#"{"ph":"X","cat":"cpu_op","name":"aten::view","pid":1,"tid":1,"ts":120,"dur":5,
+            "args":{"Input Dims":[[1,64,256],[]],"Input type":["float","ScalarList"]}}"#;
+        let t = trace(&format!("{lin},{MM},{view}"));
+        let p = parse(&t, "t.json").unwrap();
+        assert_eq!(p.kernels.len(), 1);
+        let k = &p.kernels[0];
+        assert_eq!(k.name, "aten::linear");
+        assert_eq!(k.duration, Seconds(100e-6));
+        assert_eq!(k.total_flops().get(), 2.0 * 64.0 * 688.0 * 256.0);
+        assert_eq!(k.cost_source, CostSource::CostModel);
+        assert_eq!(p.uncosted[0].name, "aten::view");
+        assert!((p.total_time.get() - 105e-6).abs() < 1e-15);
+        assert_eq!(p.steps, 1);
+    }
+
+    #[test]
+    fn a_child_ending_on_its_parents_nanosecond_nests_at_absolute_times() {
+        // Kineto's absolute µs: the linear runs 5107416643395.255 + 495.435; its mm starts at
+        // …3617.949 and runs 272.741, ending on the same ns, yet the f64 sum lands 0.98 ns
+        // (one step) past the linear's end. Still one kernel, the linear.
+        let lin = r#"{"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":5107416643395.255,"dur":495.435,
+            "args":{"Input Dims":[[1,64,256],[688,256],[]],"Input type":["float","float",""]}}"#;
+        let mm = r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":5107416643617.949,"dur":272.741,
+            "args":{"Input Dims":[[64,256],[256,688]],"Input type":["float","float"]}}"#;
+        let (parent_end, child_end) = std::hint::black_box((
+            5107416643395.255f64 + 495.435,
+            5107416643617.949f64 + 272.741,
+        ));
+        assert!(child_end > parent_end);
+        let p = parse(&trace(&format!("{lin},{mm}")), "t.json").unwrap();
+        assert_eq!(p.kernels.len(), 1);
+        assert_eq!(p.kernels[0].name, "aten::linear");
+        assert!((p.total_time.get() - 495.435e-6).abs() < 1e-15);
+    }
+
+    #[test]
+    fn gpu_kernels_link_by_external_id_and_split_by_duration() {
+        let k1 = r#"{"ph":"X","cat":"kernel","name":"sm80_xmma_gemm_f32f32_tf32","pid":0,"tid":7,"ts":100,"dur":30,"args":{"External id":7,"correlation":1}}"#;
+        let k2 = r#"{"ph":"X","cat":"kernel","name":"splitKreduce","pid":0,"tid":7,"ts":131,"dur":10,"args":{"External id":7,"correlation":2}}"#;
+        let p = parse(&trace(&format!("{MM},{k1},{k2}")), "g.json").unwrap();
+        assert_eq!(p.kernels.len(), 2);
+        let f = 2.0 * 64.0 * 688.0 * 256.0;
+        // 30/(30+10) and 10/(30+10) of the GEMM's FLOPs.
+        assert_eq!(p.kernels[0].total_flops().get(), f * 0.75);
+        assert_eq!(p.kernels[1].total_flops().get(), f * 0.25);
+        assert_eq!(p.kernels[0].compute, Some(Compute::Matrix(Precision::Tf32)));
+        assert!(p.notes.iter().any(|n| n.contains("more than one kernel")));
+    }
+
+    #[test]
+    fn bad_traces_name_the_field() {
+        let e = parse("{\"traceEvents\": [", "t.json").unwrap_err();
+        assert!(e.message.contains("truncated"), "{}", e.message);
+        let e = parse("{\"traceEvents\": [}", "t.json").unwrap_err();
+        assert!(e.message.contains("t.json: line 1"), "{}", e.message);
+        let e = parse("{\"other\": []}", "t.json").unwrap_err();
+        assert!(e.message.contains("`traceEvents`"), "{}", e.message);
+        let e = parse(
+            &trace(r#"{"ph":"X","cat":"kernel","name":"k","ts":1}"#),
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("traceEvents[0] (`k`): field `dur`"),
+            "{}",
+            e.message
+        );
+        let e = parse(
+            &trace(r#"{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","ts":1,"dur":2}"#),
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("no `kernel` and no `cpu_op`"),
+            "{}",
+            e.message
+        );
+        let e = parse(
+            &trace(
+                r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","ts":1,"dur":2,"args":{"Input Dims":[[-1,2]]}}"#,
+            ),
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("`args.Input Dims[0]`"), "{}", e.message);
+    }
+}

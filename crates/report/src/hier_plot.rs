@@ -1,0 +1,477 @@
+//! The hierarchical roofline of a measured machine: one memory roof per level (L1, L2, L3,
+//! DRAM), one compute roof per precision, each measured roof solid and its datasheet-style
+//! theoretical roof dotted beside it, in the same colour. Drawn by `plotters` on log-log axes
+//! (arithmetic intensity against attainable FLOP/s), rasterised to PNG by [`crate::plot`]'s
+//! `resvg` path.
+//!
+//! A memory roof is the line `attainable = intensity × bandwidth` (slope 1 on log-log axes),
+//! drawn up to the highest measured compute roof; a compute roof is horizontal, from the point
+//! where the fastest memory roof meets it to the right edge (Ilic, Pratas and Sousa,
+//! "Cache-aware Roofline model", IEEE CAL 2014, draw the hierarchy the same way).
+//! [`crate::plot`]'s chart has one memory roof per chip and no dotted roofs, hence this module.
+
+use crate::plot::{svg_to_png, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
+use crate::units::{human, human_bytes_per_s, human_flops_per_s};
+use plotters::prelude::*;
+use roofline_core::device::MemoryKind;
+use roofline_core::measured::Measurement;
+use roofline_core::precision::Precision;
+use std::fmt::Write as _;
+
+/// One roof of the hierarchical chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Roof {
+    /// What it is: `L1d`, `DRAM`, `fp32`.
+    pub label: String,
+    /// Bandwidth (B/s) for a memory roof, peak (FLOP/s or OP/s) for a compute roof.
+    pub value: f64,
+    /// Drawn dotted: a theoretical figure, not a measured one.
+    pub theoretical: bool,
+    /// Colour, `(r, g, b)`; a measured roof and its theoretical twin share it.
+    pub color: (u8, u8, u8),
+}
+
+/// Everything the hierarchical plot shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HierChart {
+    /// First line.
+    pub title: String,
+    /// Second line.
+    pub subtitle: String,
+    /// Memory roofs, measured and theoretical.
+    pub memory: Vec<Roof>,
+    /// Compute roofs, measured and theoretical.
+    pub compute: Vec<Roof>,
+}
+
+fn level_color(kind: MemoryKind) -> (u8, u8, u8) {
+    match kind {
+        MemoryKind::L1 => (39, 174, 96),
+        MemoryKind::L2 => (41, 128, 185),
+        MemoryKind::L3 => (142, 68, 173),
+        MemoryKind::Sram => (22, 160, 133),
+        MemoryKind::Main => (44, 62, 80),
+    }
+}
+
+fn precision_color(p: Precision) -> (u8, u8, u8) {
+    match p {
+        Precision::Fp64 => (192, 57, 43),
+        Precision::Fp32 => (211, 84, 0),
+        Precision::Tf32 => (183, 121, 31),
+        Precision::Bf16 | Precision::Fp16 => (22, 160, 133),
+        Precision::Fp8 => (127, 140, 141),
+        Precision::Int8 | Precision::Int4 => (120, 66, 18),
+    }
+}
+
+fn rate(p: Precision, v: f64) -> String {
+    if matches!(p, Precision::Int8 | Precision::Int4) {
+        human(v, "OP/s")
+    } else {
+        human_flops_per_s(v)
+    }
+}
+
+impl HierChart {
+    /// The chart of a measurement: per level its measured read bandwidth (and its theoretical
+    /// one, dotted, where known); per precision its all-threads peak (and the theoretical peak,
+    /// dotted).
+    pub fn from_measurement(m: &Measurement) -> Self {
+        let mut memory = Vec::new();
+        for l in &m.levels {
+            let color = level_color(l.kind);
+            if let Some(r) = l.read.filter(|r| *r > 0.0) {
+                memory.push(Roof {
+                    label: format!("{} {}", l.name, human_bytes_per_s(r)),
+                    value: r,
+                    theoretical: false,
+                    color,
+                });
+            }
+            if let Some(t) = l.theoretical.filter(|t| *t > 0.0) {
+                memory.push(Roof {
+                    label: format!("{} theoretical {}", l.name, human_bytes_per_s(t)),
+                    value: t,
+                    theoretical: true,
+                    color,
+                });
+            }
+        }
+        let mut compute = Vec::new();
+        for p in Precision::ALL {
+            let Some(peak) = m.peak(p) else { continue };
+            let color = precision_color(p);
+            compute.push(Roof {
+                label: format!("{p} {}", rate(p, peak.value.median)),
+                value: peak.value.median,
+                theoretical: false,
+                color,
+            });
+            if let Some(t) = peak.theoretical.filter(|t| *t > 0.0) {
+                compute.push(Roof {
+                    label: format!("{p} theoretical {}", rate(p, t)),
+                    value: t,
+                    theoretical: true,
+                    color,
+                });
+            }
+        }
+        let clock = m
+            .clock_all_hz
+            .map(|c| format!(", clock {:.2} GHz", c / 1e9))
+            .unwrap_or_default();
+        HierChart {
+            title: format!("Measured roofline of {}", m.host),
+            subtitle: format!(
+                "{} · {} threads{}{} · {} · solid: measured (median), dotted: theoretical",
+                m.processor,
+                m.threads,
+                if m.pinned { " pinned" } else { "" },
+                clock,
+                m.date
+            ),
+            memory,
+            compute,
+        }
+    }
+
+    /// Axis ranges, whole decades: intensity (FLOP/byte) and FLOP/s. Every ridge point (each
+    /// compute roof against each memory roof) lies inside with a factor 4 to spare sideways;
+    /// the top has room for the labels, the bottom shows the slowest roof a decade down.
+    pub fn axes(&self) -> ((f64, f64), (f64, f64)) {
+        let mut ridges = Vec::new();
+        for c in &self.compute {
+            for m in &self.memory {
+                ridges.push(c.value / m.value);
+            }
+        }
+        let lo = ridges.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ridges.iter().copied().fold(0.0, f64::max);
+        let (lo, hi) = if lo.is_finite() && hi > 0.0 {
+            (lo, hi)
+        } else {
+            (0.1, 10.0)
+        };
+        let floor = |v: f64| 10f64.powf(v.log10().floor());
+        let ceil = |v: f64| 10f64.powf(v.log10().ceil());
+        let x0 = floor(lo / 4.0);
+        let x1 = ceil(hi * 4.0).max(x0 * 100.0);
+        let top = self.compute.iter().map(|r| r.value).fold(0.0, f64::max);
+        let low_mem = self
+            .memory
+            .iter()
+            .map(|r| r.value)
+            .fold(f64::INFINITY, f64::min);
+        let y1 = ceil(if top > 0.0 { top * 3.0 } else { 1e12 });
+        let y0 = if low_mem.is_finite() {
+            floor((low_mem * x0).min(y1 / 1e3))
+        } else {
+            y1 / 1e3
+        };
+        ((x0, x1), (y0, y1))
+    }
+}
+
+fn tick(v: f64, unit: &str) -> String {
+    let lg = v.log10();
+    if (lg - lg.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    human(10f64.powf(lg.round()), unit)
+        .replace(".00 ", " ")
+        .replace(".0 ", " ")
+}
+
+fn pe(e: impl std::fmt::Display) -> PlotError {
+    PlotError(e.to_string())
+}
+
+/// The chart as an SVG document (`WIDTH × HEIGHT` pixels). Each roof's label is an SVG text
+/// element with `class="roof-label"` and `data-theoretical` for tests and styling.
+///
+/// # Errors
+/// A [`PlotError`] if `plotters` fails to draw, or there is no roof at all.
+pub fn render_svg(chart: &HierChart) -> Result<String, PlotError> {
+    if chart.memory.is_empty() && chart.compute.is_empty() {
+        return Err(PlotError("the measurement has no roof to draw".into()));
+    }
+    let ((x0, x1), (y0, y1)) = chart.axes();
+    let mut svg = String::new();
+    let mut labels = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(pe)?;
+        let (top, body) = root.split_vertically(70);
+        top.draw_text(
+            &chart.title,
+            &(FONT, 22).into_font().color(&BLACK),
+            (24, 12),
+        )
+        .map_err(pe)?;
+        top.draw_text(
+            &chart.subtitle,
+            &(FONT, 13).into_font().color(&RGBColor(85, 85, 85)),
+            (24, 44),
+        )
+        .map_err(pe)?;
+        let mut ch = ChartBuilder::on(&body)
+            .margin_left(14)
+            .margin_right(28)
+            .margin_bottom(8)
+            .margin_top(4)
+            .x_label_area_size(52)
+            .y_label_area_size(118)
+            .build_cartesian_2d(
+                (x0 * (1.0 - 1e-9)..x1 * (1.0 + 1e-9)).log_scale(),
+                (y0 * (1.0 - 1e-9)..y1 * (1.0 + 1e-9)).log_scale(),
+            )
+            .map_err(pe)?;
+        let xfmt = |v: &f64| tick(*v, "");
+        let yfmt = |v: &f64| tick(*v, "FLOP/s");
+        ch.configure_mesh()
+            .x_labels(12)
+            .y_labels(12)
+            .x_label_formatter(&xfmt)
+            .y_label_formatter(&yfmt)
+            .x_desc("arithmetic intensity (FLOP/byte)")
+            .y_desc("attainable performance (FLOP/s)")
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 16))
+            .bold_line_style(RGBColor(225, 225, 225))
+            .light_line_style(RGBColor(245, 245, 245))
+            .draw()
+            .map_err(pe)?;
+
+        let top_peak = chart
+            .compute
+            .iter()
+            .filter(|r| !r.theoretical)
+            .map(|r| r.value)
+            .fold(0.0, f64::max);
+        let top_peak = if top_peak > 0.0 { top_peak } else { y1 / 3.0 };
+        let fastest_mem = chart
+            .memory
+            .iter()
+            .filter(|r| !r.theoretical)
+            .map(|r| r.value)
+            .fold(0.0, f64::max);
+        let draw = |ch: &mut ChartContext<'_, _, _>,
+                    pts: Vec<(f64, f64)>,
+                    color: RGBColor,
+                    dotted: bool|
+         -> Result<(), PlotError> {
+            if dotted {
+                ch.draw_series(DashedLineSeries::new(pts, 3, 5, color.stroke_width(2)))
+                    .map_err(pe)?;
+            } else {
+                ch.draw_series(LineSeries::new(pts, color.stroke_width(3)))
+                    .map_err(pe)?;
+            }
+            Ok(())
+        };
+
+        // Memory roofs: from the left edge (or the bottom) up to the highest measured peak.
+        let mut label_spots: Vec<(f64, f64, String, RGBColor, bool, f64)> = Vec::new();
+        for (i, r) in chart.memory.iter().enumerate() {
+            let (cr, cg, cb) = r.color;
+            let color = RGBColor(cr, cg, cb);
+            let xa = x0.max(y0 / r.value);
+            let xb = (top_peak / r.value).min(x1);
+            draw(
+                &mut ch,
+                vec![(xa, xa * r.value), (xb, xb * r.value)],
+                color,
+                r.theoretical,
+            )?;
+            // Label on the line: measured near the left end, theoretical further right.
+            let xl = if r.theoretical { xa * 30.0 } else { xa * 1.6 }
+                .min(xb / 2.0)
+                .max(xa);
+            let (px, py) = ch.backend_coord(&(xl, xl * r.value));
+            label_spots.push((
+                f64::from(px) + 6.0,
+                f64::from(py) + if r.theoretical { 16.0 } else { -8.0 },
+                r.label.clone(),
+                color,
+                r.theoretical,
+                i as f64,
+            ));
+        }
+        // Compute roofs: from the fastest measured memory roof to the right edge.
+        for r in &chart.compute {
+            let (cr, cg, cb) = r.color;
+            let color = RGBColor(cr, cg, cb);
+            let xa = if fastest_mem > 0.0 {
+                (r.value / fastest_mem).max(x0)
+            } else {
+                x0
+            };
+            draw(
+                &mut ch,
+                vec![(xa, r.value), (x1, r.value)],
+                color,
+                r.theoretical,
+            )?;
+            let (px, py) = ch.backend_coord(&(x1, r.value));
+            label_spots.push((
+                f64::from(px) - 6.0,
+                f64::from(py) + if r.theoretical { -6.0 } else { 15.0 },
+                r.label.clone(),
+                color,
+                r.theoretical,
+                -1.0,
+            ));
+        }
+        // Labels as plain SVG text with a white halo (readable across the lines), anchored at
+        // the end for compute roofs, nudged apart when two land on one another.
+        let mut placed: Vec<(f64, f64)> = Vec::new();
+        for (x, mut y, text, color, theoretical, kind) in label_spots {
+            while placed
+                .iter()
+                .any(|(px, py)| (py - y).abs() < 13.0 && (px - x).abs() < 200.0)
+            {
+                y += if kind < 0.0 { -13.0 } else { 13.0 };
+            }
+            placed.push((x, y));
+            let anchor = if kind < 0.0 { "end" } else { "start" };
+            let _ = writeln!(
+                labels,
+                r#"<text class="roof-label" data-theoretical="{theoretical}" x="{x:.1}" y="{y:.1}" font-family="{FONT}" font-size="13" fill="rgb({},{},{})" stroke="white" stroke-width="3" paint-order="stroke" text-anchor="{anchor}"{}>{}</text>"#,
+                color.0,
+                color.1,
+                color.2,
+                if theoretical {
+                    r#" font-style="italic""#
+                } else {
+                    ""
+                },
+                xml_escape(&text)
+            );
+        }
+        root.present().map_err(pe)?;
+    }
+    match svg.rfind("</svg>") {
+        Some(i) => svg.insert_str(i, &labels),
+        None => return Err(PlotError("plotters wrote no closing </svg>".into())),
+    }
+    Ok(svg)
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The chart's bytes in `format`: SVG text or PNG.
+///
+/// # Errors
+/// A [`PlotError`] from drawing or rasterising.
+pub fn render(chart: &HierChart, format: PlotFormat) -> Result<Vec<u8>, PlotError> {
+    let svg = render_svg(chart)?;
+    match format {
+        PlotFormat::Svg => Ok(svg.into_bytes()),
+        PlotFormat::Png => svg_to_png(&svg),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roofline_core::measured::{MeasuredLevel, MeasuredPeak, Stat};
+
+    fn stat(v: f64) -> Stat {
+        Stat {
+            median: v,
+            min: v,
+            max: v,
+            samples: 5,
+            stable: true,
+        }
+    }
+
+    fn measurement() -> Measurement {
+        let level = |kind, name: &str, read: f64, theo: Option<f64>| MeasuredLevel {
+            kind,
+            name: name.into(),
+            capacity: None,
+            window: (1.0, 2.0),
+            points: 2,
+            read: Some(read),
+            copy: None,
+            triad: None,
+            theoretical: theo,
+            theoretical_source: None,
+        };
+        let peak = |p, v: f64, threads| MeasuredPeak {
+            precision: p,
+            kernel: "k".into(),
+            flop_per_instruction: 16.0,
+            threads,
+            value: stat(v),
+            theoretical: Some(v * 1.02),
+        };
+        Measurement {
+            host: "box".into(),
+            processor: "CPU".into(),
+            vendor: String::new(),
+            date: "2025-01-31".into(),
+            isa: "avx2".into(),
+            threads: 2,
+            pinned: true,
+            clock_hz: Some(3.5e9),
+            clock_all_hz: Some(3.5e9),
+            peaks: vec![
+                peak(Precision::Fp64, 112e9, 2),
+                peak(Precision::Fp32, 224e9, 2),
+                peak(Precision::Fp32, 112e9, 1),
+            ],
+            sweep: vec![],
+            levels: vec![
+                level(MemoryKind::L1, "L1d", 380e9, Some(448e9)),
+                level(MemoryKind::L2, "L2", 200e9, Some(448e9)),
+                level(MemoryKind::L3, "L3", 100e9, Some(224e9)),
+                level(MemoryKind::Main, "DRAM", 40e9, None),
+            ],
+            launch_overhead: None,
+            rejected: vec![],
+            notes: vec![],
+            method: String::new(),
+        }
+    }
+
+    #[test]
+    fn one_roof_per_level_and_precision_with_theoretical_twins() {
+        let c = HierChart::from_measurement(&measurement());
+        // 4 measured memory roofs + 3 theoretical (no DRAM datasheet figure).
+        assert_eq!(c.memory.len(), 7);
+        assert_eq!(c.memory.iter().filter(|r| r.theoretical).count(), 3);
+        // fp64 and fp32, all threads only (the 1-thread fp32 is not a roof), each with a twin.
+        assert_eq!(c.compute.len(), 4);
+        assert_eq!(c.compute[2].value, 224e9);
+        assert!(c.compute[3].theoretical);
+        // Ridges span 112e9 / 448e9 = 0.25 to 228.48e9 / 40e9 = 5.7 FLOP/B; a factor 4 of room
+        // and whole decades: 0.01 to 100.
+        let ((x0, x1), (_, y1)) = c.axes();
+        assert!(
+            (x0 - 0.01).abs() < 1e-12 && (x1 - 100.0).abs() < 1e-9,
+            "{x0} {x1}"
+        );
+        assert_eq!(y1, 1e12);
+    }
+
+    #[test]
+    fn svg_labels_every_roof_and_png_renders() {
+        let c = HierChart::from_measurement(&measurement());
+        let svg = render_svg(&c).unwrap();
+        assert_eq!(svg.matches(r#"class="roof-label""#).count(), 11);
+        assert_eq!(svg.matches(r#"data-theoretical="true""#).count(), 5);
+        assert!(svg.contains("L1d 380.0 GB/s"));
+        assert!(svg.contains("DRAM 40.0 GB/s"));
+        assert!(svg.contains("fp32 224.0 GFLOP/s"));
+        let png = render(&c, PlotFormat::Png).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+}
