@@ -27,6 +27,12 @@ timeout 290 target/release/roofline measure --gpu --device "$DEVICE" "$@" \
 target/release/roofline hardware show "$OUT/gpu.toml" || true
 echo "measured in $(( $(date +%s) - start )) s" >&2
 
+# The kernel suite on the GPU (CUDA C by NVRTC, cuBLAS GEMMs), predicted from the roofline just
+# measured: per kernel measured vs predicted time and error, the median error, the fused chain.
+echo "timing the kernel suite on the GPU" >&2
+timeout 290 target/release/roofline measure kernels --gpu --device "$DEVICE" --hardware "$OUT/gpu.toml" "$@" \
+  --plot "$OUT/kernels.svg" --force | tee "$OUT/kernels.txt" || echo "measure kernels --gpu failed" >&2
+
 python3 - "$OUT/gpu.json" "$DATASHEET_BW" "$DATASHEET_BF16" <<'EOF'
 import json, sys
 m = json.load(open(sys.argv[1]))

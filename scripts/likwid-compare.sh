@@ -12,13 +12,15 @@
 # other processes only ever lowers a figure (on a shared machine the median of a few rounds
 # mostly measures who else was running); the medians are printed beside them.
 #
-# roofline's figures are those of the chip file it writes: the all-threads peaks, and per level
-# the median read (load) and triad bandwidth of the sweep points inside the level (see README,
-# "Measure"). Both tools count bytes the same way: loads and stores named, no write-allocate.
+# roofline's figures are its all-threads peaks and its sweep points at the same working sets
+# (read at 32 KiB and 512 KiB; read and triad at its largest, 1 GiB, for DRAM); the chip file's
+# level figures (the median of the points inside each level, see README "Measure") are printed
+# beside them. Both tools count bytes the same way: loads and stores named, no write-allocate.
 #
 # Usage: scripts/likwid-compare.sh [ROUNDS]
 #   env: THREADS, QUICK=1 (roofline --quick), ROOFLINE_BIN (a built binary: skip the build),
-#        OUT (folder for the logs and JSON)
+#        OUT (folder for the logs and JSON), WAIT_IDLE=SECONDS (before each run, wait up to
+#        that long for the CPUs to be ≥ 90 % idle over 2 s: for a machine others share)
 # Needs: cargo, python3, likwid (installed with apt-get if missing). likwid-bench pins its own
 # threads; where it cannot run (no permission, unknown CPU) its rows say so and the script goes on.
 set -euo pipefail
@@ -59,9 +61,24 @@ else
   FP32=peakflops_sp_avx_fma; FP64=peakflops_avx_fma; LOAD=load_avx; TRIAD=triad_avx
 fi
 
+WAIT_IDLE=${WAIT_IDLE:-0}
+# Waits up to WAIT_IDLE seconds until /proc/stat shows the CPUs ≥ 90 % idle over 2 s.
+quiet() {
+  local deadline=$(( $(date +%s) + WAIT_IDLE )) a b
+  while [ "$WAIT_IDLE" -gt 0 ] && [ "$(date +%s)" -lt "$deadline" ]; do
+    a=$(awk '/^cpu /{print $2+$3+$4+$5+$6+$7+$8+$9, $5}' /proc/stat)
+    sleep 2
+    b=$(awk '/^cpu /{print $2+$3+$4+$5+$6+$7+$8+$9, $5}' /proc/stat)
+    if awk -v a="$a" -v b="$b" 'BEGIN {split(a, x); split(b, y); exit !((y[2]-x[2]) >= 0.9 * (y[1]-x[1]))}'; then
+      return 0
+    fi
+  done
+}
+
 # likwid-bench KERNEL SIZE FIELD -> the figure (MFlops/s or MByte/s), or "nan".
 lb() {
-  local log="$OUT/likwid-$1-$2.log"
+  quiet
+  local log="$OUT/likwid-$1-$2-$r.log"
   if likwid-bench -t "$1" -W "N:$2:$THREADS" >"$log" 2>&1; then
     awk -v f="$3" -F'[: \t]+' '$0 ~ "^"f":" {print $NF; found=1} END {if (!found) print "nan"}' "$log"
   else
@@ -83,6 +100,7 @@ for r in $(seq 1 "$ROUNDS"); do
     echo "triad $(lb "$TRIAD" 2GB MByte/s)"
   } >"$OUT/likwid-$r.txt"
   echo "round $r/$ROUNDS: roofline measure ${flags[*]}" >&2
+  quiet
   "$ROOFLINE" measure "${flags[@]}" >"$OUT/roofline-$r.json"
 done
 
@@ -91,9 +109,11 @@ import json, math, statistics, sys
 out, rounds, threads, kernels = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 rows = [("fp32", "fp32 FMA peak", "GFLOP/s"), ("fp64", "fp64 FMA peak", "GFLOP/s"),
         ("l1", "L1 load (32 kB)", "GB/s"), ("l2", "L2 load (512 kB)", "GB/s"),
-        ("dram", "DRAM load (2 GB / ≤ 1 GiB)", "GB/s"), ("triad", "DRAM triad", "GB/s")]
+        ("dram", "DRAM load (2 GB / 1 GiB)", "GB/s"),
+        ("triad", "DRAM triad (2 GB / 1 GiB)", "GB/s")]
 lik = {k: [] for k, _, _ in rows}
 ours = {k: [] for k, _, _ in rows}
+levels = {k: [] for k, _, _ in rows}
 for r in range(1, rounds + 1):
     for line in open(f"{out}/likwid-{r}.txt"):
         k, v = line.split()
@@ -106,10 +126,22 @@ for r in range(1, rounds + 1):
     def level(kind, field):
         v = [l[field] for l in m["levels"] if l["kind"] == kind and l.get(field) is not None]
         return v[0] / 1e9 if v else math.nan
+    def point(kernel, ws):
+        pts = [p for p in m["sweep"] if p["kernel"] == kernel]
+        if not pts:
+            return math.nan
+        if ws is None:
+            ws = max(p["working_set"] for p in pts)
+        near = min(pts, key=lambda p: abs(math.log(p["working_set"] / ws)))
+        return near["bandwidth"]["median"] / 1e9
+    for k, v in [("fp32", peak("fp32")), ("fp64", peak("fp64")), ("l1", point("read", 32768)),
+                 ("l2", point("read", 524288)), ("dram", point("read", None)),
+                 ("triad", point("triad", None))]:
+        ours[k].append(v)
     for k, v in [("fp32", peak("fp32")), ("fp64", peak("fp64")), ("l1", level("l1", "read")),
                  ("l2", level("l2", "read")), ("dram", level("main", "read")),
                  ("triad", level("main", "triad"))]:
-        ours[k].append(v)
+        levels[k].append(v)
 def clean(v):
     return [x for x in v if not math.isnan(x)]
 def med(v):
@@ -122,7 +154,7 @@ def ratio(a, b):
     return a / b if b and not math.isnan(a) and not math.isnan(b) else math.nan
 print(f"roofline measure vs likwid-bench ({kernels}), {threads} threads, {rounds} rounds")
 print(f"{'figure':<27}{'unit':>8} {'roofline':>9} {'likwid':>9} {'ratio':>6}   "
-      f"{'median:':<8}{'roofline':>9} {'likwid':>9} {'ratio':>6}  bar 0.95 (best)")
+      f"{'median:':<8}{'roofline':>9} {'likwid':>9} {'ratio':>6}  bar 0.95   chip file (best)")
 worst = math.inf
 for k, name, unit in rows:
     a, b = best(ours[k]), best(lik[k])
@@ -131,8 +163,9 @@ for k, name, unit in rows:
     verdict = "n/a" if math.isnan(r) else ("ok" if r >= 0.95 else "BELOW")
     if not math.isnan(r):
         worst = min(worst, r)
+    lv = best(levels[k])
     print(f"{name:<27}{unit:>8} {a:>9.1f} {b:>9.1f} {r:>6.3f}   {'':<8}{am:>9.1f} {bm:>9.1f} "
-          f"{ratio(am, bm):>6.3f}  {verdict}")
+          f"{ratio(am, bm):>6.3f}  {verdict:<8}   {lv:>7.1f} ({ratio(lv, b):.3f})")
 print(f"lowest ratio (best of {rounds}): {worst:.3f}" if worst != math.inf
       else "no ratio could be computed")
 print(f"(logs and JSON in {out})")

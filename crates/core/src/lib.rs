@@ -11,6 +11,8 @@
 //! - [`analysis`]: the graph evaluated on a chip.
 //! - [`single`]: one operator on one chip (`roofline op`); [`explain`]: worked derivations.
 //! - [`measured`]: a machine's roofline as `roofline measure` found it, and the chip it makes.
+//! - [`prediction`]: real kernels timed on a machine beside the time its measured roofline
+//!   (DRAM-only and hierarchical) predicts; the error and the fused chain's speedup.
 //! - [`profile`]: imported profiles (Nsight Compute, PyTorch profiler) and empirical roofs
 //!   (mixbench, ERT): kernels under their roof, and joined to a model's operators.
 //!
@@ -41,6 +43,7 @@ pub mod mfu;
 pub mod model;
 pub mod ops;
 pub mod precision;
+pub mod prediction;
 pub mod profile;
 pub mod roofline;
 pub mod single;

@@ -81,8 +81,10 @@ pub struct MeasuredPeak {
     pub threads: u32,
     /// Measured throughput, FLOP/s (OP/s for integer formats).
     pub value: Stat,
-    /// The theoretical limit it was checked against, FLOP/s: threads × clock × FLOP per
-    /// instruction × instructions per cycle. `None` when the clock is unknown.
+    /// The datasheet-style theoretical peak, FLOP/s: threads × clock × FLOP per instruction ×
+    /// instructions per cycle of this core (its FMA units). `None` when the clock is unknown.
+    /// (The fault check uses a generic bound at least as high, so a misreported core model can
+    /// never get a real figure rejected.)
     pub theoretical: Option<f64>,
 }
 

@@ -83,6 +83,7 @@ pub fn measure_cpu(
             .collect::<Vec<_>>(),
     );
     let simd = Simd::detect();
+    let widths = limits::core_widths(&host.vendor, host.family_model, simd);
     let compute = ComputeKernel::available();
     let method = if opts.quick {
         Method::quick()
@@ -126,7 +127,7 @@ pub fn measure_cpu(
         for &k in &compute {
             progress.step(&format!("{} peak, 1 thread", k.precision()));
             let stat = measure_compute(d, k, &method.for_peaks());
-            push_peak(&mut peaks, &mut rejected, k, 1, stat, clock, clock);
+            push_peak(&mut peaks, &mut rejected, k, 1, stat, &widths, clock, clock);
         }
         (clock, info.pinned == 1 || one_cpu.is_empty())
     });
@@ -155,7 +156,16 @@ pub fn measure_cpu(
                 (Some(a), Some(b)) => Some(a.max(b)),
                 (a, b) => a.or(b),
             };
-            push_peak(&mut peaks, &mut rejected, k, tn, stat, clock, limit_clock);
+            push_peak(
+                &mut peaks,
+                &mut rejected,
+                k,
+                tn,
+                stat,
+                &widths,
+                clock,
+                limit_clock,
+            );
         }
         progress.step("fork/join");
         let fork_join = measure_fork_join(d, if opts.quick { 50 } else { 200 });
@@ -222,12 +232,20 @@ pub fn measure_cpu(
     notes.extend(placement.notes);
     if let Some(c) = clock_all {
         for l in &mut levels {
-            if let Some((v, src)) = limits::level_theoretical(l.kind, simd, tn, c) {
+            if let Some((v, src)) = limits::level_theoretical(l.kind, &widths, tn, c) {
                 l.theoretical = Some(v);
                 l.theoretical_source = Some(src);
             }
         }
     }
+    notes.push(format!(
+        "theoretical roofs: {} FMA per cycle, L1 {} / L2 {} / L3 {} B per cycle per core ({})",
+        widths.fma_per_cycle,
+        widths.l1_bytes_per_cycle,
+        widths.l2_bytes_per_cycle,
+        widths.l3_bytes_per_cycle,
+        widths.source
+    ));
     let pinned = (pinned_1 && pinned_all) && !cpus.is_empty();
     if !pinned {
         notes.push("threads could not be pinned to CPUs: figures may be noisier".into());
@@ -391,6 +409,7 @@ fn push_peak(
     k: ComputeKernel,
     threads: u32,
     stat: Option<Stat>,
+    widths: &limits::CoreWidths,
     clock: Option<f64>,
     limit_clock: Option<f64>,
 ) {
@@ -401,7 +420,7 @@ fn push_peak(
         ));
         return;
     };
-    let theoretical = clock.map(|c| limits::peak_limit(k, threads, c));
+    let theoretical = clock.map(|c| limits::peak_theoretical(k, widths, threads, c));
     let limit = limits::peak_limit(k, threads, limit_clock.unwrap_or(FALLBACK_CLOCK_HZ));
     if stat.median > limit * FAULT_TOLERANCE {
         rejected.push(format!(

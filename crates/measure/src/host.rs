@@ -41,6 +41,8 @@ pub struct HostInfo {
     pub model: String,
     /// Vendor (`AMD`, `Intel`, or the raw `vendor_id`), or empty.
     pub vendor: String,
+    /// CPUID family and model (`cpu family`, `model` in `/proc/cpuinfo`), where given.
+    pub family_model: Option<(u32, u32)>,
     /// Total memory, bytes (`MemTotal`).
     pub mem_total: Option<f64>,
     /// Memory available for new allocations without swapping, bytes (`MemAvailable`).
@@ -62,6 +64,7 @@ pub fn host_info() -> HostInfo {
         hostname,
         model,
         vendor,
+        family_model: parse_family_model(&cpuinfo),
         mem_total: parse_meminfo(&meminfo, "MemTotal"),
         mem_available: parse_meminfo(&meminfo, "MemAvailable"),
     }
@@ -83,6 +86,17 @@ pub fn parse_cpuinfo(text: &str) -> (String, String) {
         None => String::new(),
     };
     (model, vendor)
+}
+
+/// CPUID family and model of the first CPU in `/proc/cpuinfo` text (decimal there).
+pub fn parse_family_model(text: &str) -> Option<(u32, u32)> {
+    let field = |name: &str| {
+        text.lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim() == name)
+            .and_then(|(_, v)| v.trim().parse::<u32>().ok())
+    };
+    Some((field("cpu family")?, field("model")?))
 }
 
 /// A `/proc/meminfo` field in bytes (the file gives kB = 1024 bytes).
@@ -215,6 +229,11 @@ mod tests {
         let cpu =
             "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\nflags\t: fma\n";
         assert_eq!(parse_cpuinfo(cpu), ("AMD EPYC".into(), "AMD".into()));
+        let cpu2 =
+            "vendor_id\t: AuthenticAMD\ncpu family\t: 23\nmodel\t\t: 1\nmodel name\t: AMD EPYC\n";
+        // `model` must not be confused with `model name`.
+        assert_eq!(parse_family_model(cpu2), Some((23, 1)));
+        assert_eq!(parse_family_model(cpu), None);
         assert_eq!(parse_cpuinfo(""), ("unknown CPU".into(), String::new()));
         let mem = "MemTotal:       24683656 kB\nMemFree:        19885888 kB\n";
         // 24683656 kB × 1024 = 25276063744 bytes.

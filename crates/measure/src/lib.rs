@@ -8,6 +8,11 @@
 //!   the fork/join cost, and each figure's theoretical limit. The result is a
 //!   [`roofline_core::measured::Measurement`], which `to_device` turns into the chip the cost
 //!   model uses.
+//! - [`suite`]: the kernel suite of `roofline measure kernels` (GEMMs through `gemm`,
+//!   elementwise, RMSNorm, softmax, attention materialised and flash-style, the RMSNorm → Linear
+//!   → SiLU → Linear chain as four kernels and fused), each with its cost from
+//!   `roofline_core::ops`, timed, for [`roofline_core::prediction`]; the same in CUDA behind
+//!   `cuda`.
 //! - [`gpu`]: the same for an NVIDIA GPU behind the `cuda` feature (cuBLAS GEMMs, FMA and
 //!   bandwidth kernels); without the feature it answers with a typed error.
 //!
@@ -30,6 +35,7 @@ pub mod kernels;
 pub mod limits;
 pub mod method;
 mod pool;
+pub mod suite;
 pub mod sweep;
 
 pub use cpu::{measure_cpu, CpuOptions};

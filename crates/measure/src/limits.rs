@@ -40,46 +40,98 @@ pub fn bandwidth_limit(kernel: BandwidthKernel, simd: Simd, threads: u32, clock_
     f64::from(threads) * clock_hz * bandwidth_bytes_per_cycle_bound(kernel, simd)
 }
 
+/// What the theoretical (datasheet-style) roofs assume about one core: FMA instructions and
+/// bytes per cycle. From the CPUID vendor, family and model where a known core differs from the
+/// general case; the fault bounds above stay generic, so a CPU that misreports its model (a VM)
+/// can at worst show a figure above its dotted roof, never lose it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreWidths {
+    /// Vector FMA (or dot-product) instructions per cycle.
+    pub fma_per_cycle: f64,
+    /// Bytes per cycle from L1 into registers (vector loads).
+    pub l1_bytes_per_cycle: f64,
+    /// Bytes per cycle from L2 into L1.
+    pub l2_bytes_per_cycle: f64,
+    /// Bytes per cycle from L3 into L2.
+    pub l3_bytes_per_cycle: f64,
+    /// Which core this is taken to be, and the source.
+    pub source: String,
+}
+
+/// The widths of a core: AMD Zen and Zen+ (family 17h, models below 30h) split every 256-bit
+/// operation into two 128-bit halves (Software Optimization Guide for AMD Family 17h Processors,
+/// §2.11: four 128-bit FP pipes, two of them with FMA), so one 256-bit FMA and 32 bytes of loads
+/// per cycle, and L2 and L3 move 32 bytes per cycle to the core (§2.6). Every other core: two
+/// FMA units and two vector loads per cycle (Intel since Haswell, AMD since Zen 2), 64 B/cycle
+/// from L2 (Intel; AMD Zen 2/3 move 32, so an upper bound there) and 32 from L3.
+pub fn core_widths(vendor: &str, family_model: Option<(u32, u32)>, simd: Simd) -> CoreWidths {
+    let w = simd.vector_bytes();
+    match (vendor, family_model) {
+        ("AMD", Some((0x17, m))) if m < 0x30 => CoreWidths {
+            fma_per_cycle: if simd == Simd::Avx2 { 1.0 } else { 2.0 },
+            l1_bytes_per_cycle: 32.0,
+            l2_bytes_per_cycle: 32.0,
+            l3_bytes_per_cycle: 32.0,
+            source: format!(
+                "AMD Zen/Zen+ (family 17h, model {m:#x}): 256-bit operations as two 128-bit halves"
+            ),
+        },
+        _ => CoreWidths {
+            fma_per_cycle: 2.0,
+            l1_bytes_per_cycle: 2.0 * w,
+            l2_bytes_per_cycle: 64.0,
+            l3_bytes_per_cycle: 32.0,
+            source: "two FMA units and two vector loads per cycle (Intel since Haswell, AMD since Zen 2)"
+                .into(),
+        },
+    }
+}
+
+/// The datasheet-style peak of `kernel` on `threads` cores at `clock_hz`, FLOP/s: the FMA
+/// kernels at `widths.fma_per_cycle` instructions per cycle, the others at their
+/// [`ComputeKernel::max_per_cycle`].
+pub fn peak_theoretical(
+    kernel: ComputeKernel,
+    widths: &CoreWidths,
+    threads: u32,
+    clock_hz: f64,
+) -> f64 {
+    let per_cycle = match kernel {
+        ComputeKernel::Fp64Avx2
+        | ComputeKernel::Fp32Avx2
+        | ComputeKernel::Fp64Avx512
+        | ComputeKernel::Fp32Avx512 => widths.fma_per_cycle,
+        _ => kernel.max_per_cycle(),
+    };
+    f64::from(threads) * clock_hz * kernel.flop_per_instruction() * per_cycle
+}
+
 /// The datasheet-style read bandwidth of a memory level on `threads` cores at `clock_hz`, B/s,
 /// and how it was derived; `None` for main memory (the DIMMs' speed and channels are not
 /// visible to a program, least of all in a VM).
 ///
-/// - L1: two vector loads per cycle per core (Intel since Haswell, AMD since Zen 2; Golden Cove
-///   does three 256-bit loads, so it can beat this roof).
-/// - L2: one 64-byte line per cycle per core into L1 (Intel Skylake; AMD Zen 2/3 move 32 bytes,
-///   so there this is twice the real limit: an upper bound).
-/// - L3: 32 bytes per cycle per core (AMD Zen's L3-to-L2 path; an upper bound elsewhere).
+/// Bytes per cycle per core from [`core_widths`] (Golden Cove loads three 256-bit vectors per
+/// cycle, so it can beat the L1 roof; the L2 and L3 figures are upper bounds where a vendor
+/// moves less).
 pub fn level_theoretical(
     kind: MemoryKind,
-    simd: Simd,
+    widths: &CoreWidths,
     threads: u32,
     clock_hz: f64,
 ) -> Option<(f64, String)> {
-    let (bpc, why) = match kind {
-        MemoryKind::L1 => (
-            2.0 * simd.vector_bytes(),
-            format!(
-                "2 × {}-byte loads per cycle per core (Intel since Haswell, AMD since Zen 2)",
-                simd.vector_bytes()
-            ),
-        ),
-        MemoryKind::L2 => (
-            64.0,
-            "one 64-byte line per cycle per core from L2 (Intel; AMD Zen 2/3: 32 B, so an upper bound)"
-                .to_string(),
-        ),
-        MemoryKind::L3 => (
-            32.0,
-            "32 bytes per cycle per core from L3 (AMD Zen; an upper bound)".to_string(),
-        ),
+    let (bpc, what) = match kind {
+        MemoryKind::L1 => (widths.l1_bytes_per_cycle, "loads from L1"),
+        MemoryKind::L2 => (widths.l2_bytes_per_cycle, "from L2"),
+        MemoryKind::L3 => (widths.l3_bytes_per_cycle, "from L3"),
         MemoryKind::Main | MemoryKind::Sram => return None,
     };
     let t = f64::from(threads);
     Some((
         t * clock_hz * bpc,
         format!(
-            "{t} cores × {:.3} GHz × {bpc} B/cycle: {why}",
-            clock_hz / 1e9
+            "{t} cores × {:.3} GHz × {bpc} B/cycle {what}; {}",
+            clock_hz / 1e9,
+            widths.source
         ),
     ))
 }
@@ -101,11 +153,28 @@ mod tests {
 
     #[test]
     fn l1_roof_two_loads_per_cycle() {
-        // 2 cores × 3.5 GHz × 2 × 32 B = 448 GB/s.
-        let (v, why) = level_theoretical(MemoryKind::L1, Simd::Avx2, 2, 3.5e9).unwrap();
+        // An Intel core: 2 cores × 3.5 GHz × 2 × 32 B = 448 GB/s.
+        let intel = core_widths("Intel", Some((6, 85)), Simd::Avx2);
+        let (v, why) = level_theoretical(MemoryKind::L1, &intel, 2, 3.5e9).unwrap();
         assert!((v - 448e9).abs() < 1.0, "{v}");
         assert!(why.contains("3.500 GHz"), "{why}");
-        assert!(level_theoretical(MemoryKind::Main, Simd::Avx2, 2, 3.5e9).is_none());
+        assert!(level_theoretical(MemoryKind::Main, &intel, 2, 3.5e9).is_none());
+    }
+
+    #[test]
+    fn zen1_splits_256_bit_operations() {
+        // Zen (family 17h = 23, model 1): one 256-bit FMA per cycle, 32 B/cycle from L1.
+        let zen = core_widths("AMD", Some((23, 1)), Simd::Avx2);
+        // 2 cores × 2.5 GHz × 16 FLOP × 1 = 80 GFLOP/s fp32.
+        let p = peak_theoretical(ComputeKernel::Fp32Avx2, &zen, 2, 2.5e9);
+        assert!((p - 80e9).abs() < 1.0, "{p}");
+        let (l1, _) = level_theoretical(MemoryKind::L1, &zen, 2, 2.5e9).unwrap();
+        assert!((l1 - 160e9).abs() < 1.0, "{l1}");
+        // Zen 2 (family 17h, model 31h) has two full-width FMA units: 160 GFLOP/s.
+        let zen2 = core_widths("AMD", Some((23, 0x31)), Simd::Avx2);
+        assert!((peak_theoretical(ComputeKernel::Fp32Avx2, &zen2, 2, 2.5e9) - 160e9).abs() < 1.0);
+        // The fault bound stays generic (two units) whatever the model says.
+        assert!((peak_limit(ComputeKernel::Fp32Avx2, 2, 2.5e9) - 160e9).abs() < 1.0);
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub mod fusion;
 pub mod hardware;
 pub mod hier_plot;
 pub mod html;
+pub mod kernels;
+pub mod kernels_plot;
 pub mod measure;
 pub mod mfu;
 pub mod models;

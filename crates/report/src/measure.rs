@@ -125,7 +125,7 @@ fn write_table(m: &Measurement, device: &Device, out: &mut dyn Write) -> Result<
 
     writeln!(
         out,
-        "Compute peaks (theoretical = threads × clock × FLOP per instruction × 2 units)"
+        "Compute peaks (theoretical = threads × clock × FLOP per instruction × FMA units)"
     )?;
     let mut t = new_table(&[
         "precision",

@@ -25,7 +25,7 @@ impl From<MeasureError> for CliError {
 }
 
 /// A progress bar on stderr (indicatif draws nothing when stderr is not a terminal).
-struct Bar(Option<indicatif::ProgressBar>);
+pub(super) struct Bar(pub(super) Option<indicatif::ProgressBar>);
 
 impl Progress for Bar {
     fn start(&mut self, total: u64) {
@@ -146,13 +146,13 @@ pub fn run(a: &MeasureArgs, out: &mut dyn Write) -> Result<(), CliError> {
 }
 
 /// The processor model without the cache list `measure` appends (`AMD EPYC; L1 32 KiB, …`).
-fn short_model(p: &str) -> &str {
+pub(super) fn short_model(p: &str) -> &str {
     p.split(';').next().unwrap_or(p).trim()
 }
 
 /// Today's date in UTC, `YYYY-MM-DD`, from the system clock (days since 1970-01-01 to a civil
 /// date: H. Hinnant, "chrono-Compatible Low-Level Date Algorithms", `civil_from_days`).
-fn today_utc() -> String {
+pub(super) fn today_utc() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

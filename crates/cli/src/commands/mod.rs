@@ -5,6 +5,7 @@ mod fuse;
 mod hardware;
 mod import;
 mod measure;
+mod measure_kernels;
 mod mfu;
 mod op;
 mod plot;
@@ -24,7 +25,10 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Op(a) => op::run(&a, out),
         Command::Report(a) => report::run(&a, out),
         Command::Fuse(a) => fuse::run(&a, out),
-        Command::Measure(a) => measure::run(&a, out),
+        Command::Measure(a) => match &a.command {
+            Some(crate::args::MeasureCommand::Kernels(k)) => measure_kernels::run(k, out),
+            None => measure::run(&a, out),
+        },
         Command::Mfu(a) => mfu::run_mfu(&a, out),
         Command::Mbu(a) => mfu::run_mbu(&a, out),
         Command::Sweep(a) => sweep::run(&a, out),

@@ -1,0 +1,124 @@
+//! `roofline measure kernels`: real kernels timed on this machine beside the time its measured
+//! roofline predicts (DRAM-only and hierarchical), the error per kernel and its median, the fused
+//! chain's measured and predicted speedup; a table/JSON/CSV and a plot of both points per kernel.
+
+use super::measure::{short_model, today_utc, Bar};
+use crate::args::MeasureKernelsArgs;
+use crate::error::{CliError, Kind};
+use crate::output::write_output;
+use roofline_core::device::Device;
+use roofline_core::precision::Precision;
+use roofline_core::prediction::{check_suite, device_with_best_bandwidths};
+use roofline_inputs::hardware::find_device;
+use roofline_measure::gpu::{measure_gpu, GpuOptions};
+use roofline_measure::suite::{check_only, run_cpu, run_gpu, SuiteOptions};
+use roofline_measure::{measure_cpu, CpuOptions};
+use roofline_report::kernels::{write_kernels, KernelsContext};
+use roofline_report::kernels_plot::{render, KernelsChart};
+use std::io::Write;
+
+pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    // Every flag is checked before the minute of measuring.
+    let plot_format = match &a.plot.plot {
+        Some(p) => Some(super::plot::check_plot_path(p, a.plot.force)?),
+        None => None,
+    };
+    let only: Vec<String> = a
+        .only
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    check_only(&only, a.gpu, a.quick)?;
+    let given = match &a.hardware {
+        Some(h) => Some(find_device(h)?),
+        None => None,
+    };
+
+    let mut bar = Bar(None);
+    let (device, source): (Device, String) = match given {
+        Some(d) => {
+            let src = format!("roofline of `{}`", a.hardware.as_deref().unwrap_or(""));
+            (d, src)
+        }
+        None => {
+            let date = today_utc();
+            let m = if a.gpu {
+                measure_gpu(
+                    &GpuOptions {
+                        device: a.device as usize,
+                        quick: a.quick,
+                        date,
+                    },
+                    &mut bar,
+                )?
+            } else {
+                measure_cpu(
+                    &CpuOptions {
+                        quick: a.quick,
+                        threads: None,
+                        max_working_set: None,
+                        date,
+                    },
+                    &mut bar,
+                )?
+            };
+            let name = format!("{} (measured on {})", short_model(&m.processor), m.host);
+            (
+                device_with_best_bandwidths(&m, "host", &name),
+                format!(
+                    "roofline measured now{}, each level's roof its best of read/copy/triad",
+                    if a.quick { " with --quick" } else { "" }
+                ),
+            )
+        }
+    };
+
+    let opts = SuiteOptions {
+        quick: a.quick,
+        only,
+        device: a.device as usize,
+    };
+    let run = if a.gpu {
+        run_gpu(&opts, &mut bar)?
+    } else {
+        run_cpu(&opts, &mut bar)?
+    };
+    let pairs: Vec<(&str, &str, &str)> = run
+        .pairs
+        .iter()
+        .map(|(w, b, f)| (w.as_str(), b.as_str(), f.as_str()))
+        .collect();
+    let check = check_suite(&run.timings, &pairs, &device, Precision::Fp32).map_err(|e| {
+        CliError::bad_input(
+            format!("cannot predict the kernels from `{}`: {e}", device.id),
+            Some(
+                "the chip needs an fp32 peak and a main-memory bandwidth; measure this machine with `roofline measure --out host.toml`"
+                    .into(),
+            ),
+        )
+    })?;
+    let target = if a.gpu {
+        format!("GPU {}, {} SMs", a.device, run.threads)
+    } else {
+        format!("CPU, {} threads", run.threads)
+    };
+    if let (Some(path), Some(format)) = (&a.plot.plot, plot_format) {
+        let chart = KernelsChart::new(&check, &device, &format!("{target} · {source}"));
+        let bytes = render(&chart, format).map_err(|e| CliError {
+            kind: Kind::Internal,
+            message: e.to_string(),
+            hint: None,
+        })?;
+        write_output(path, a.plot.force, &bytes)?;
+    }
+    let cx = KernelsContext {
+        device: &device,
+        roofline_source: source,
+        target,
+        method: run.method.clone(),
+        notes: run.notes.clone(),
+    };
+    write_kernels(&check, &cx, a.format.format.into(), out)?;
+    Ok(())
+}

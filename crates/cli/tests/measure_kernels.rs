@@ -1,0 +1,209 @@
+//! `roofline measure kernels` end to end: the table, JSON and plot of a quick run against a chip
+//! file, the measured-now path, and bad input. No timing assertion: times are only checked to be
+//! positive; predictions are checked against the chip file's figures by hand.
+
+use assert_cmd::Command;
+use predicates::str::contains;
+
+fn roofline() -> Command {
+    Command::cargo_bin("roofline").unwrap()
+}
+
+/// This machine's roofline as `roofline measure --quick` wrote it (committed with the repo).
+fn chip() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/small-llama/this-cpu.toml")
+}
+
+const QUICK_KERNELS: [&str; 13] = [
+    "gemm 1×4096×4096",
+    "gemm 128×4096×4096",
+    "gemm 512×512×512",
+    "add 16.8M",
+    "add 262k",
+    "silu·mul 16.8M",
+    "rmsnorm 4096×4096",
+    "rmsnorm 128×4096",
+    "softmax 4096×4096",
+    "attention 8×512×64, materialised",
+    "attention 8×512×64, flash",
+    "chain 2048×256×688, 4 kernels",
+    "chain 2048×256×688, fused",
+];
+
+#[test]
+fn quick_table_and_plot_against_a_chip_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("kernels.svg");
+    let out = roofline()
+        .args(["measure", "kernels", "--quick", "--hardware"])
+        .arg(chip())
+        .arg("--plot")
+        .arg(&plot)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let t = String::from_utf8(out).unwrap();
+    assert!(t.starts_with("Predicted against measured: CPU, "), "{t}");
+    assert!(t.contains("fp32 peak 79.5 GFLOP/s"), "{t}");
+    for k in QUICK_KERNELS {
+        assert!(t.contains(k), "{k} missing:\n{t}");
+    }
+    assert!(
+        t.contains("fused rmsnorm → linear → silu → linear: measured "),
+        "{t}"
+    );
+    assert!(
+        t.contains("fused attention: QKᵀ → softmax → ·V: measured "),
+        "{t}"
+    );
+    assert!(
+        t.contains("median |predicted − measured| / measured over 13 kernels: "),
+        "{t}"
+    );
+    // The plot: a measured and a predicted point per kernel, joined, and a legend.
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg"));
+    assert_eq!(svg.matches(r#"class="measured""#).count(), 13);
+    assert_eq!(svg.matches(r#"class="predicted""#).count(), 13);
+    assert_eq!(svg.matches(r#"class="join""#).count(), 13);
+    assert!(svg.contains("chain 2048×256×688, fused"));
+
+    // The plot is not overwritten without --force, and that is said before anything runs.
+    roofline()
+        .args(["measure", "kernels", "--quick", "--hardware"])
+        .arg(chip())
+        .arg("--plot")
+        .arg(&plot)
+        .assert()
+        .code(2)
+        .stderr(contains("already exists"))
+        .stderr(contains("--force"));
+}
+
+#[test]
+fn json_rows_hold_the_predictions_the_chip_file_gives() {
+    let out = roofline()
+        .args([
+            "measure",
+            "kernels",
+            "--quick",
+            "--only",
+            "add,chain",
+            "--format",
+            "json",
+            "--hardware",
+        ])
+        .arg(chip())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    let rows = v["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "add 16.8M",
+            "add 262k",
+            "chain 2048×256×688, 4 kernels",
+            "chain 2048×256×688, fused"
+        ]
+    );
+    // The chip file's roofs (read independently of the command).
+    let d = roofline_inputs::hardware::find_device(chip().to_str().unwrap()).unwrap();
+    let bw = |name: &str| {
+        d.memory
+            .iter()
+            .find(|l| l.name == name)
+            .unwrap()
+            .bandwidth
+            .as_ref()
+            .unwrap()
+            .value
+            .get()
+    };
+    // add 262k: 2^18 elements, 2 read and 1 written, 4 bytes each: 3,145,728 B, which fits the
+    // 8 MiB L3: predicted 3145728 / L3; DRAM-only 3145728 / DRAM.
+    let add = &rows[1];
+    assert_eq!(add["level"], "L3");
+    let p = add["predicted"].as_f64().unwrap();
+    assert!((p - 3_145_728.0 / bw("L3")).abs() < 1e-12, "{p}");
+    let p = add["predicted_dram"].as_f64().unwrap();
+    assert!((p - 3_145_728.0 / bw("DRAM")).abs() < 1e-12, "{p}");
+    // The error is |predicted − measured| / measured of the row's own numbers.
+    let m = add["measured"]["median"].as_f64().unwrap();
+    assert!(m > 0.0);
+    let e = add["error"].as_f64().unwrap();
+    assert!((e - (add["predicted"].as_f64().unwrap() - m).abs() / m).abs() < 1e-12);
+    // add 16.8M: 2^24 × 12 = 201,326,592 B, beyond L3: from DRAM both ways.
+    let big = &rows[0];
+    assert_eq!(big["level"], "DRAM");
+    assert_eq!(big["predicted"], big["predicted_dram"]);
+    // The fused chain is one launch, the separate one four; one speedup (the attention pair
+    // was not selected).
+    assert_eq!(rows[2]["launches"].as_array().unwrap().len(), 4);
+    assert_eq!(rows[3]["launches"].as_array().unwrap().len(), 1);
+    let s = v["speedups"].as_array().unwrap();
+    assert_eq!(s.len(), 1);
+    let ratio = rows[2]["measured"]["median"].as_f64().unwrap()
+        / rows[3]["measured"]["median"].as_f64().unwrap();
+    assert!((s[0]["measured"].as_f64().unwrap() - ratio).abs() < 1e-12);
+    // Median of four errors: the mean of the middle two.
+    let mut errs: Vec<f64> = rows.iter().map(|r| r["error"].as_f64().unwrap()).collect();
+    errs.sort_by(f64::total_cmp);
+    let median = (errs[1] + errs[2]) / 2.0;
+    assert!((v["median_error"].as_f64().unwrap() - median).abs() < 1e-12);
+}
+
+#[test]
+fn measures_the_roofline_itself_without_a_chip_file() {
+    roofline()
+        .args(["measure", "kernels", "--quick", "--only", "add 262k"])
+        .assert()
+        .success()
+        .stdout(contains("roofline measured now with --quick"))
+        .stdout(contains("add 262k"))
+        .stdout(contains("over 1 kernels"));
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_flag() {
+    roofline()
+        .args(["measure", "kernels", "--only", "nothing"])
+        .assert()
+        .code(2)
+        .stderr(contains("`--only nothing` matches no kernel"))
+        .stderr(contains("gemm 1×4096×4096"));
+    roofline()
+        .args(["measure", "kernels", "--plot", "k.pdf"])
+        .assert()
+        .code(2)
+        .stderr(contains("--plot"));
+    roofline()
+        .args(["measure", "kernels", "--hardware", "no-such-chip"])
+        .assert()
+        .code(2)
+        .stderr(contains("no-such-chip"));
+    // The roofline's flags belong before no subcommand.
+    roofline()
+        .args(["measure", "--quick", "kernels"])
+        .assert()
+        .code(2);
+}
+
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn gpu_without_the_feature_is_a_usage_error() {
+    roofline()
+        .args(["measure", "kernels", "--gpu", "--hardware"])
+        .arg(chip())
+        .assert()
+        .code(2)
+        .stderr(contains("`cuda` feature"))
+        .stderr(contains("--features cuda"));
+}

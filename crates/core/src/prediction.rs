@@ -1,0 +1,692 @@
+//! Predicted against measured: real kernels, timed on a machine, beside the time that machine's
+//! own (measured) roofline predicts for them.
+//!
+//! A suite entry ([`KernelTiming`]) is one or more kernel launches ([`Launch`]) run back to back
+//! and timed together; each launch carries the FLOPs and bytes the analysis's cost model gives it
+//! ([`crate::ops`], [`crate::fusion`]), the units it runs on, and its working set (the distinct
+//! bytes of the buffers it touches). Each launch is predicted two ways:
+//!
+//! - **DRAM-only**: time = max(F / P, B / W_main), the roofline of [`crate::roofline`] with the
+//!   main-memory bandwidth (Williams, Waterman and Patterson 2009);
+//! - **hierarchical**: the same with the bandwidth of the smallest memory level whose capacity
+//!   holds the working set ([`level_for`]): a kernel repeated on data that fits in L3 streams it
+//!   from L3, not DRAM (Ilic, Pratas and Sousa, "Cache-aware Roofline model", IEEE CAL 2014).
+//!
+//! With a measurement at hand, each level's roof is the best bandwidth its sweep kernels reached
+//! ([`device_with_best_bandwidths`]); with a chip file, the file's figure.
+//!
+//! An entry's prediction is the sum over its launches; its error is
+//! `|predicted − measured| / measured` ([`relative_error`]); the suite's figure of merit is the
+//! median error over its entries ([`SuiteCheck::median_error`]). A fused kernel and the separate
+//! kernels it replaces give a measured speedup and a predicted one ([`SpeedupCheck`]).
+//!
+//! Everything here is arithmetic on values the caller measured; nothing is timed here.
+
+use crate::analysis::peak_for;
+use crate::device::{Device, DeviceError, MemoryKind, MemoryLevel};
+use crate::measured::{Measurement, Stat};
+use crate::ops::{Compute, Cost};
+use crate::precision::Precision;
+use crate::roofline::{Bound, Roof, RooflinePoint};
+use crate::units::{Bytes, BytesPerSec, FlopPerByte, FlopPerSec, Seconds};
+use serde::Serialize;
+
+/// The accuracy goal of the suite: a median error of 15 % or less.
+pub const GOAL: f64 = 0.15;
+
+/// One kernel launch of a suite entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Launch {
+    /// What it computes (`rmsnorm`, `linear1`, `qk_matmul`).
+    pub name: String,
+    /// FLOPs and bytes from the analysis's cost model (one multiply-add = 2 FLOP; each tensor
+    /// crosses main memory once).
+    pub cost: Cost,
+    /// The units it runs on: selects the peak ([`crate::analysis::peak_for`]).
+    pub compute: Compute,
+    /// Distinct bytes of the buffers it reads and writes: selects the memory level.
+    pub working_set: Bytes,
+}
+
+/// A suite entry as timed on the machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelTiming {
+    /// Short unique name (`gemm 1×4096×4096`).
+    pub name: String,
+    /// Family: `gemm`, `elementwise`, `norm`, `softmax`, `attention`, `chain`.
+    pub family: String,
+    /// Where the shape comes from (`Llama-2-7B decode: q_proj, k_proj, v_proj, o_proj`).
+    pub note: String,
+    /// The launches, in the order they run.
+    pub launches: Vec<Launch>,
+    /// Seconds per execution of all its launches (median, min, max of the repetitions).
+    pub time: Stat,
+    /// What its author knows limits it beyond the roofline (a polynomial e^x counted as one
+    /// FLOP, one weight stream per thread), said when the prediction misses.
+    pub caveat: Option<String>,
+}
+
+/// The memory level a working set of `working_set` bytes is served from: the smallest cache
+/// level (by capacity) with a known bandwidth whose capacity holds it, else main memory.
+/// Capacities are what the threads can use together (for a measured CPU: each private cache
+/// times the threads). `None` when the chip has neither such a cache nor a main-memory
+/// bandwidth.
+pub fn level_for(device: &Device, working_set: Bytes) -> Option<&MemoryLevel> {
+    let mut caches: Vec<&MemoryLevel> = device
+        .memory
+        .iter()
+        .filter(|l| l.kind != MemoryKind::Main && l.bandwidth.is_some())
+        .filter(|l| l.capacity.as_ref().is_some_and(|c| c.value.get() > 0.0))
+        .collect();
+    caches.sort_by(|a, b| {
+        let cap = |l: &MemoryLevel| l.capacity.as_ref().map_or(0.0, |c| c.value.get());
+        cap(a).total_cmp(&cap(b))
+    });
+    caches
+        .into_iter()
+        .find(|l| {
+            l.capacity
+                .as_ref()
+                .is_some_and(|c| working_set.get() <= c.value.get())
+        })
+        .or_else(|| device.main_memory().filter(|m| m.bandwidth.is_some()))
+}
+
+/// One launch placed on both roofs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaunchPrediction {
+    /// The launch's name.
+    pub name: String,
+    /// Peak that applies, FLOP/s.
+    pub peak: FlopPerSec,
+    /// Against main memory.
+    pub dram: RooflinePoint,
+    /// Against the level its working set fits in.
+    pub hier: RooflinePoint,
+    /// That level's kind.
+    pub level: MemoryKind,
+    /// That level's name (`L3`, `DRAM`).
+    pub level_name: String,
+    /// That level's bandwidth, B/s.
+    pub bandwidth: BytesPerSec,
+}
+
+/// Places `launch` on `device`'s roofs: the peak of its units (vector work: fp32, else
+/// `act`'s), main memory, and the level of [`level_for`].
+///
+/// # Errors
+/// The chip has no peak for the precision, or no main-memory bandwidth.
+pub fn predict_launch(
+    launch: &Launch,
+    device: &Device,
+    act: Precision,
+) -> Result<LaunchPrediction, DeviceError> {
+    let peak = peak_for(device, launch.compute, act)?;
+    let main = device.bandwidth()?;
+    let dram = Roof {
+        peak,
+        bandwidth: main,
+    }
+    .evaluate(&launch.cost);
+    let (level, level_name, bandwidth) = match level_for(device, launch.working_set) {
+        Some(l) => (
+            l.kind,
+            l.name.clone(),
+            l.bandwidth.as_ref().map_or(main, |b| b.value),
+        ),
+        None => (MemoryKind::Main, "main memory".to_string(), main),
+    };
+    let hier = Roof { peak, bandwidth }.evaluate(&launch.cost);
+    Ok(LaunchPrediction {
+        name: launch.name.clone(),
+        peak,
+        dram,
+        hier,
+        level,
+        level_name,
+        bandwidth,
+    })
+}
+
+/// The chip a measurement makes ([`Measurement::to_device`]) with each memory level's roof
+/// raised to the highest bandwidth any of the sweep's kernels reached in that level's window
+/// (read, copy or triad, bytes counted as the kernels name them), with a source that says so.
+///
+/// A roof is what a level can deliver. [`Measurement::to_device`] takes the read kernel's
+/// figure, one stream per thread; where DRAM bandwidth grows with the streams in flight (a
+/// latency-bound core, as on a small VM), kernels that read two arrays and write a third beat
+/// that figure, and the copy and triad kernels (two and four streams) show it.
+pub fn device_with_best_bandwidths(m: &Measurement, id: &str, name: &str) -> Device {
+    let mut d = m.to_device(id, name);
+    for level in &mut d.memory {
+        let Some(l) = m.level(level.kind) else {
+            continue;
+        };
+        let best = [(l.read, "read"), (l.copy, "copy"), (l.triad, "triad")]
+            .into_iter()
+            .filter_map(|(v, k)| v.filter(|v| v.is_finite() && *v > 0.0).map(|v| (v, k)))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let (Some((v, kernel)), Some(bw)) = (best, level.bandwidth.as_mut()) else {
+            continue;
+        };
+        if v > bw.value.get() {
+            bw.value = BytesPerSec(v);
+            bw.source = format!(
+                "the {kernel} kernel, the highest of read/copy/triad over {} working sets from {} to {} bytes (roof of `roofline measure kernels`); {}",
+                l.points, l.window.0, l.window.1, bw.source
+            );
+        }
+    }
+    d
+}
+
+/// `|predicted − measured| / measured`; infinite when nothing was measured.
+pub fn relative_error(predicted: Seconds, measured: Seconds) -> f64 {
+    if measured.get() > 0.0 {
+        (predicted.get() - measured.get()).abs() / measured.get()
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// A suite entry: measured beside predicted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelCheck {
+    /// Name.
+    pub name: String,
+    /// Family.
+    pub family: String,
+    /// Where the shape comes from.
+    pub note: String,
+    /// FLOPs and bytes of all its launches.
+    pub cost: Cost,
+    /// Arithmetic intensity of all its launches, FLOP/byte.
+    pub intensity: FlopPerByte,
+    /// Largest working set of its launches, bytes.
+    pub working_set: Bytes,
+    /// Measured seconds per execution (median of the repetitions, with their min and max).
+    pub measured: Stat,
+    /// FLOPs / measured median, FLOP/s: its measured point on the roofline.
+    pub achieved: FlopPerSec,
+    /// Bytes / measured median, B/s.
+    pub achieved_bandwidth: BytesPerSec,
+    /// Levels its launches are predicted from, joined with `+` (`L3`, `L2+DRAM`).
+    pub level: String,
+    /// The bound of the launch with the longest hierarchical time.
+    pub bound: Bound,
+    /// Σ launches' DRAM-only roofline time.
+    pub predicted_dram: Seconds,
+    /// Σ launches' hierarchical roofline time: the prediction.
+    pub predicted: Seconds,
+    /// FLOPs / predicted time, FLOP/s: its predicted point on the roofline.
+    pub predicted_attainable: FlopPerSec,
+    /// Error of the DRAM-only prediction.
+    pub error_dram: f64,
+    /// Error of the hierarchical prediction.
+    pub error: f64,
+    /// Each launch on the roofs.
+    pub launches: Vec<LaunchPrediction>,
+    /// What the kernel's author knows limits it beyond the roofline.
+    pub caveat: Option<String>,
+    /// Why the prediction misses by more than [`GOAL`], from the numbers; `None` within it.
+    pub diagnosis: Option<String>,
+}
+
+/// A fused kernel against the kernels it replaces.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpeedupCheck {
+    /// What was fused (`rmsnorm → linear → silu → linear`).
+    pub name: String,
+    /// The entry of the separate kernels.
+    pub before: String,
+    /// The entry of the fused kernel.
+    pub after: String,
+    /// Measured time before / measured time after.
+    pub measured: f64,
+    /// Predicted (hierarchical) time before / after.
+    pub predicted: f64,
+    /// Predicted (DRAM-only) time before / after.
+    pub predicted_dram: f64,
+}
+
+/// The whole suite on one machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SuiteCheck {
+    /// The chip predicted from (`host`).
+    pub device: String,
+    /// One row per entry, in suite order.
+    pub rows: Vec<KernelCheck>,
+    /// Fused against separate.
+    pub speedups: Vec<SpeedupCheck>,
+    /// Median over the rows of the hierarchical error.
+    pub median_error: f64,
+    /// Median over the rows of the DRAM-only error.
+    pub median_error_dram: f64,
+    /// The goal the median is held against ([`GOAL`]).
+    pub goal: f64,
+}
+
+fn median(v: &[f64]) -> f64 {
+    Stat::of(v, true).map_or(f64::NAN, |s| s.median)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0} %", 100.0 * x)
+}
+
+fn rate(v: f64, unit: &str) -> String {
+    let (s, p) = if v >= 1e12 {
+        (1e12, "T")
+    } else if v >= 1e9 {
+        (1e9, "G")
+    } else if v >= 1e6 {
+        (1e6, "M")
+    } else {
+        (1.0, "")
+    };
+    format!("{:.1} {p}{unit}", v / s)
+}
+
+/// Why a row misses: which roof it was held against, how far from it it ran, and, for a
+/// memory-bound kernel that stores to main memory, the write-allocate traffic the cost model
+/// does not count (a store that misses the cache first reads the line: main memory moves
+/// R + 2·W, not R + W, unless the kernel uses non-temporal stores).
+pub fn diagnose(row: &KernelCheck) -> Option<String> {
+    if row.error <= GOAL || !row.error.is_finite() {
+        return None;
+    }
+    let slower = row.measured.median > row.predicted.get();
+    // The launch that dominates the prediction.
+    let main = row
+        .launches
+        .iter()
+        .max_by(|a, b| a.hier.time.get().total_cmp(&b.hier.time.get()))?;
+    let mut why = match (row.bound, slower) {
+        (Bound::Compute, true) => format!(
+            "compute-bound: runs at {} of the {} peak ({}); the kernel does not keep the FMA units busy (packing, loop overhead, a small or skinny shape)",
+            rate(row.achieved.get(), "FLOP/s"),
+            rate(main.peak.get(), "FLOP/s"),
+            pct(row.achieved.get() / main.peak.get()),
+        ),
+        (Bound::Compute, false) => format!(
+            "compute-bound, but faster than the measured peak ({} against {}): the peak was measured low (a busy machine)",
+            rate(row.achieved.get(), "FLOP/s"),
+            rate(main.peak.get(), "FLOP/s"),
+        ),
+        (Bound::Memory, true) => format!(
+            "memory-bound on {}: moves {} of its {} ({})",
+            row.level,
+            rate(row.achieved_bandwidth.get(), "B/s"),
+            rate(main.bandwidth.get(), "B/s"),
+            pct(row.achieved_bandwidth.get() / main.bandwidth.get()),
+        ),
+        (Bound::Memory, false) => format!(
+            "memory-bound on {}, but moves {}, above its roof of {}: its access pattern gets more than the sweep's kernels did (more streams in flight, or part of the working set in a faster level)",
+            row.level,
+            rate(row.achieved_bandwidth.get(), "B/s"),
+            rate(main.bandwidth.get(), "B/s"),
+        ),
+    };
+    if slower && row.bound == Bound::Memory && row.cost.bytes_written.get() > 0.0 {
+        // Write-allocate: each written byte is also read.
+        let extra = row
+            .launches
+            .iter()
+            .map(|l| l.hier.memory_time.get())
+            .sum::<f64>()
+            * (row.cost.bytes_written.get() / row.cost.bytes().get());
+        let with = Seconds(row.predicted.get() + extra);
+        let e = relative_error(with, Seconds(row.measured.median));
+        // Said only where it explains the miss (one point of error or more).
+        if e < row.error - 0.01 {
+            why.push_str(&format!(
+                "; with write-allocate (each stored line read first: {} more) it would be predicted {:.3} ms, error {}",
+                rate(row.cost.bytes_written.get(), "B"),
+                with.get() * 1e3,
+                pct(e)
+            ));
+        }
+    }
+    if let Some(c) = &row.caveat {
+        why.push_str("; ");
+        why.push_str(c);
+    }
+    if row.error_dram < row.error {
+        why.push_str(&format!("; DRAM-only is closer ({})", pct(row.error_dram)));
+    }
+    Some(why)
+}
+
+/// Holds every timing against `device`'s roofs; `pairs` names (what, separate entry, fused
+/// entry) for the speedups (pairs whose entries are missing are skipped). `act` is the
+/// precision vector work falls back to on chips without an fp32 peak.
+///
+/// # Errors
+/// The chip lacks a peak or the main-memory bandwidth a launch needs.
+pub fn check_suite(
+    timings: &[KernelTiming],
+    pairs: &[(&str, &str, &str)],
+    device: &Device,
+    act: Precision,
+) -> Result<SuiteCheck, DeviceError> {
+    let mut rows = Vec::with_capacity(timings.len());
+    for t in timings {
+        let launches = t
+            .launches
+            .iter()
+            .map(|l| predict_launch(l, device, act))
+            .collect::<Result<Vec<_>, _>>()?;
+        let cost: Cost = t.launches.iter().map(|l| l.cost).sum();
+        let predicted_dram = Seconds(launches.iter().map(|p| p.dram.time.get()).sum());
+        let predicted = Seconds(launches.iter().map(|p| p.hier.time.get()).sum());
+        let measured = Seconds(t.time.median);
+        let mut levels: Vec<String> = Vec::new();
+        for p in &launches {
+            if !levels.contains(&p.level_name) {
+                levels.push(p.level_name.clone());
+            }
+        }
+        let bound = launches
+            .iter()
+            .max_by(|a, b| a.hier.time.get().total_cmp(&b.hier.time.get()))
+            .map_or(Bound::Memory, |p| p.hier.bound);
+        let per_sec = |x: f64, t: Seconds| if t.get() > 0.0 { x / t.get() } else { 0.0 };
+        let mut row = KernelCheck {
+            name: t.name.clone(),
+            family: t.family.clone(),
+            note: t.note.clone(),
+            cost,
+            intensity: cost.intensity(),
+            working_set: Bytes(
+                t.launches
+                    .iter()
+                    .map(|l| l.working_set.get())
+                    .fold(0.0, f64::max),
+            ),
+            measured: t.time,
+            achieved: FlopPerSec(per_sec(cost.flops.get(), measured)),
+            achieved_bandwidth: BytesPerSec(per_sec(cost.bytes().get(), measured)),
+            level: levels.join("+"),
+            bound,
+            predicted_dram,
+            predicted,
+            predicted_attainable: FlopPerSec(per_sec(cost.flops.get(), predicted)),
+            error_dram: relative_error(predicted_dram, measured),
+            error: relative_error(predicted, measured),
+            launches,
+            caveat: t.caveat.clone(),
+            diagnosis: None,
+        };
+        row.diagnosis = diagnose(&row);
+        rows.push(row);
+    }
+    let find = |n: &str| rows.iter().find(|r| r.name == n);
+    let speedups = pairs
+        .iter()
+        .filter_map(|(what, before, after)| {
+            let (b, a) = (find(before)?, find(after)?);
+            Some(SpeedupCheck {
+                name: (*what).to_string(),
+                before: b.name.clone(),
+                after: a.name.clone(),
+                measured: b.measured.median / a.measured.median,
+                predicted: b.predicted / a.predicted,
+                predicted_dram: b.predicted_dram / a.predicted_dram,
+            })
+        })
+        .collect();
+    Ok(SuiteCheck {
+        device: device.id.clone(),
+        median_error: median(&rows.iter().map(|r| r.error).collect::<Vec<_>>()),
+        median_error_dram: median(&rows.iter().map(|r| r.error_dram).collect::<Vec<_>>()),
+        rows,
+        speedups,
+        goal: GOAL,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cited::Cited;
+    use crate::ops::{Elementwise, Gemm, ADD_FLOPS_PER_ELEMENT};
+
+    /// A machine with a 100 GFLOP/s fp32 peak, a 1 MiB L2 at 100 GB/s, an 8 MiB L3 at 50 GB/s
+    /// and DRAM at 10 GB/s (listed out of capacity order, as a chip file may).
+    fn machine() -> Device {
+        let level = |kind, name: &str, bw: f64, cap: Option<f64>| MemoryLevel {
+            kind,
+            name: name.into(),
+            bandwidth: Some(Cited::new(BytesPerSec(bw), "test")),
+            capacity: cap.map(|c| Cited::new(Bytes(c), "test")),
+        };
+        Device {
+            id: "box".into(),
+            name: "Box".into(),
+            vendor: String::new(),
+            peaks: vec![(Precision::Fp32, Cited::new(FlopPerSec(100e9), "test"))],
+            memory: vec![
+                level(MemoryKind::Main, "DRAM", 10e9, Some(16e9)),
+                level(MemoryKind::L3, "L3", 50e9, Some(8.0 * 1048576.0)),
+                level(MemoryKind::L2, "L2", 100e9, Some(1048576.0)),
+            ],
+            sm_count: None,
+            shared_memory_per_sm: None,
+            launch_overhead: Cited::new(Seconds(1e-6), "test"),
+            interconnect: None,
+            host_link: None,
+            notes: vec![],
+        }
+    }
+
+    fn stat(t: f64) -> Stat {
+        Stat {
+            median: t,
+            min: t,
+            max: t,
+            samples: 5,
+            stable: true,
+        }
+    }
+
+    fn add(n: u64) -> Launch {
+        let cost = Elementwise {
+            elements: n,
+            inputs: 2,
+            flops_per_element: ADD_FLOPS_PER_ELEMENT,
+            precision: Precision::Fp32,
+        }
+        .cost();
+        Launch {
+            name: "add".into(),
+            cost,
+            compute: Compute::Vector,
+            working_set: cost.bytes(),
+        }
+    }
+
+    fn gemm(m: u64, n: u64, k: u64) -> Launch {
+        let cost = Gemm::uniform(m, n, k, Precision::Fp32).cost();
+        Launch {
+            name: "gemm".into(),
+            cost,
+            compute: Compute::Matrix(Precision::Fp32),
+            working_set: cost.bytes(),
+        }
+    }
+
+    fn timing(name: &str, launches: Vec<Launch>, t: f64) -> KernelTiming {
+        KernelTiming {
+            name: name.into(),
+            family: "test".into(),
+            note: String::new(),
+            launches,
+            time: stat(t),
+            caveat: None,
+        }
+    }
+
+    #[test]
+    fn the_level_is_the_smallest_that_holds_the_working_set() {
+        let d = machine();
+        assert_eq!(level_for(&d, Bytes(1000.0)).unwrap().name, "L2");
+        assert_eq!(level_for(&d, Bytes(1048576.0)).unwrap().name, "L2");
+        assert_eq!(level_for(&d, Bytes(1048577.0)).unwrap().name, "L3");
+        assert_eq!(level_for(&d, Bytes(9e6)).unwrap().name, "DRAM");
+    }
+
+    #[test]
+    fn an_l3_resident_add_is_predicted_from_l3() {
+        // 2^18 elements: 3 × 2^18 × 4 = 3 MiB (3,145,728 B) read and written, 2^18 FLOP; it
+        // fits in L3 (8 MiB), not L2. DRAM: 3145728 / 10e9 = 314.5728 µs; L3: / 50e9 =
+        // 62.91456 µs. Measured 70 µs: hierarchical error (70 − 62.91456) / 70 = 10.12 %,
+        // DRAM-only (314.5728 − 70) / 70 = 349.4 %.
+        let p = predict_launch(&add(1 << 18), &machine(), Precision::Fp32).unwrap();
+        assert_eq!(p.level_name, "L3");
+        assert!((p.dram.time.get() - 314.5728e-6).abs() < 1e-12);
+        assert!((p.hier.time.get() - 62.91456e-6).abs() < 1e-12);
+        let s = check_suite(
+            &[timing("add", vec![add(1 << 18)], 70e-6)],
+            &[],
+            &machine(),
+            Precision::Fp32,
+        )
+        .unwrap();
+        let r = &s.rows[0];
+        assert!((r.error - (70.0 - 62.91456) / 70.0).abs() < 1e-9);
+        assert!((r.error_dram - (314.5728 - 70.0) / 70.0).abs() < 1e-9);
+        assert_eq!(r.level, "L3");
+        assert_eq!(r.bound, Bound::Memory);
+        // Achieved: 3145728 B / 70 µs = 44.94 GB/s; 262144 FLOP / 70 µs = 3.745 GFLOP/s.
+        assert!((r.achieved_bandwidth.get() - 3145728.0 / 70e-6).abs() < 1.0);
+        assert!((r.achieved.get() - 262144.0 / 70e-6).abs() < 1e-3);
+        assert!(r.diagnosis.is_none(), "within 15 %");
+    }
+
+    #[test]
+    fn a_square_gemm_is_compute_bound_and_the_join_sums_launches() {
+        // 1024³ fp32: 2 × 1024³ = 2,147,483,648 FLOP at 100 GFLOP/s = 21.47483648 ms;
+        // 12 MiB of operands > L3, from DRAM: 12,582,912 B / 10e9 = 1.258 ms < compute.
+        let g = gemm(1024, 1024, 1024);
+        let both = timing("two", vec![g.clone(), g.clone()], 50e-3);
+        let one = timing("one", vec![g], 30e-3);
+        let s = check_suite(
+            &[both, one],
+            &[("twice", "two", "one"), ("absent", "x", "one")],
+            &machine(),
+            Precision::Fp32,
+        )
+        .unwrap();
+        let (two, one) = (&s.rows[0], &s.rows[1]);
+        assert_eq!(one.bound, Bound::Compute);
+        assert!((one.predicted.get() - 21.47483648e-3).abs() < 1e-12);
+        assert!((two.predicted.get() - 2.0 * 21.47483648e-3).abs() < 1e-12);
+        assert_eq!(two.predicted, two.predicted_dram);
+        // Errors: (30 − 21.4748) / 30 = 28.417 %; (50 − 42.9497) / 50 = 14.101 %.
+        assert!((one.error - (30.0 - 21.47483648) / 30.0).abs() < 1e-9);
+        assert!((two.error - (50.0 - 42.94967296) / 50.0).abs() < 1e-9);
+        // The median of two is their mean.
+        assert!((s.median_error - (one.error + two.error) / 2.0).abs() < 1e-12);
+        // One pair: measured 50 / 30 = 1.667, predicted 2.
+        assert_eq!(s.speedups.len(), 1);
+        assert!((s.speedups[0].measured - 50.0 / 30.0).abs() < 1e-12);
+        assert!((s.speedups[0].predicted - 2.0).abs() < 1e-12);
+        // 2147483648 / 30 ms = 71.58 GFLOP/s = 72 % of the peak, said in the diagnosis.
+        let why = one.diagnosis.as_deref().unwrap();
+        assert!(
+            why.contains("compute-bound") && why.contains("72 %"),
+            "{why}"
+        );
+        assert!(two.diagnosis.is_none());
+    }
+
+    #[test]
+    fn a_slow_dram_kernel_is_explained_by_write_allocate() {
+        // 2^24 elements: 2^24 × 12 = 201,326,592 B, 1/3 of it written; DRAM 10 GB/s:
+        // 20.1326592 ms predicted. Measured 26.8 ms: error 24.88 %. With write-allocate the
+        // written third is moved twice: 20.1327 × 4/3 = 26.8435 ms, error 0.16 %.
+        let s = check_suite(
+            &[timing("add", vec![add(1 << 24)], 26.8e-3)],
+            &[],
+            &machine(),
+            Precision::Fp32,
+        )
+        .unwrap();
+        let r = &s.rows[0];
+        assert!((r.predicted.get() - 20.1326592e-3).abs() < 1e-12);
+        assert!((r.error - (26.8 - 20.1326592) / 26.8).abs() < 1e-9);
+        let why = r.diagnosis.as_deref().unwrap();
+        assert!(why.contains("memory-bound on DRAM"), "{why}");
+        assert!(
+            why.contains("26.844 ms") && why.contains("error 0 %"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn each_level_takes_its_best_kernel() {
+        use crate::measured::{MeasuredLevel, MeasuredPeak};
+        let level = |kind, name: &str, r: f64, c: f64, t: f64| MeasuredLevel {
+            kind,
+            name: name.into(),
+            capacity: Some(1e9),
+            window: (1.0, 2.0),
+            points: 2,
+            read: Some(r),
+            copy: Some(c),
+            triad: Some(t),
+            theoretical: None,
+            theoretical_source: None,
+        };
+        let m = Measurement {
+            host: "box".into(),
+            processor: "cpu".into(),
+            vendor: String::new(),
+            date: "d".into(),
+            isa: String::new(),
+            threads: 2,
+            pinned: true,
+            clock_hz: None,
+            clock_all_hz: None,
+            peaks: vec![MeasuredPeak {
+                precision: Precision::Fp32,
+                kernel: "k".into(),
+                flop_per_instruction: 16.0,
+                threads: 2,
+                value: stat(80e9),
+                theoretical: None,
+            }],
+            sweep: vec![],
+            // L1: read is the best (100 > 90, 95); DRAM: triad 21 beats read 10 and copy 12.
+            levels: vec![
+                level(MemoryKind::L1, "L1d", 100e9, 90e9, 95e9),
+                level(MemoryKind::Main, "DRAM", 10e9, 12e9, 21e9),
+            ],
+            launch_overhead: None,
+            rejected: vec![],
+            notes: vec![],
+            method: String::new(),
+        };
+        let d = device_with_best_bandwidths(&m, "host", "Host");
+        assert_eq!(d.bandwidth().unwrap().get(), 21e9);
+        let dram = d.main_memory().unwrap().bandwidth.as_ref().unwrap();
+        assert!(
+            dram.source.starts_with("the triad kernel"),
+            "{}",
+            dram.source
+        );
+        let l1 = d.memory.iter().find(|l| l.kind == MemoryKind::L1).unwrap();
+        assert_eq!(l1.bandwidth.as_ref().unwrap().value.get(), 100e9);
+        assert_eq!(d.peak(Precision::Fp32).unwrap().get(), 80e9);
+    }
+
+    #[test]
+    fn errors_are_relative_to_the_measurement() {
+        assert_eq!(
+            relative_error(Seconds(1.2), Seconds(1.0)),
+            0.19999999999999996
+        );
+        assert_eq!(relative_error(Seconds(0.5), Seconds(1.0)), 0.5);
+        assert!(relative_error(Seconds(1.0), Seconds(0.0)).is_infinite());
+    }
+}

@@ -1,0 +1,1118 @@
+//! The kernel suite of `roofline measure kernels`: real kernels, timed, each with the FLOPs and
+//! bytes the analysis's cost model gives it, so the time the measured roofline predicts for it
+//! can be held against the time it took ([`roofline_core::prediction`]).
+//!
+//! The suite ([`Spec`], [`cpu_suite`]): GEMMs through the `gemm` crate (1×4096×4096, Llama-2-7B's
+//! decode and prefill projections, a square GEMM), elementwise add (from DRAM and from L3) and
+//! SiLU·multiply, RMSNorm, softmax, causal attention with a materialised score matrix and as a
+//! tiled flash-style kernel, and the seed's RMSNorm → Linear → SiLU → Linear as four kernels and
+//! as one fused tiled kernel. Every cost comes from [`roofline_core::ops`] (the chain's from
+//! [`roofline_core::fusion::chain_graph`], [`roofline_core::fusion::plan`] and
+//! [`roofline_core::fusion::plan_chain`]), never re-derived here. fp32 throughout.
+//!
+//! Timing ([`time_kernel`]): one warm-up execution (first touch of the outputs), one to
+//! calibrate, then repetitions of enough back-to-back executions to last the method's target
+//! time, until the method's stop rule ([`Method::done`]); the time is the median over the
+//! window. Buffers are allocated and filled when an entry's turn comes and freed after it.
+//!
+//! The GPU suite (the `cuda` feature) is the same list in CUDA: [`run_gpu`].
+
+pub mod cpu;
+#[cfg(feature = "cuda")]
+mod cuda;
+pub mod matmul;
+pub mod vector;
+
+use crate::method::Method;
+use crate::{MeasureError, Progress};
+use cpu::{AttentionShape, ChainShape};
+use rayon::prelude::*;
+use roofline_core::fusion::{chain_graph, plan, plan_chain, ChainSpec, Preset};
+use roofline_core::measured::Stat;
+use roofline_core::ops::{
+    BatchedMatmul, Compute, Cost, Elementwise, FlashAttention, Gemm, RmsNorm, Softmax,
+    ADD_FLOPS_PER_ELEMENT, MUL_FLOPS_PER_ELEMENT, SILU_FLOPS_PER_ELEMENT,
+};
+use roofline_core::precision::Precision;
+use roofline_core::prediction::{KernelTiming, Launch};
+use roofline_core::units::Bytes;
+use std::time::Instant;
+
+/// The precision of every kernel of the suite.
+pub const PRECISION: Precision = Precision::Fp32;
+/// Queries and keys per block of the CPU flash kernel (64 × 64 fp32 score tile: 16 KiB, in L1).
+pub const FLASH_BLOCK: usize = 64;
+/// Tokens per block of the CPU fused chain (a 64 × f fp32 intermediate: 172 KiB at f = 688, in
+/// L2).
+pub const CHAIN_BLOCK: usize = 64;
+
+/// One entry of the suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spec {
+    /// `C[m,n] = A[m,k] · B[k,n]`.
+    Gemm {
+        /// Rows of A and C (tokens).
+        m: usize,
+        /// Columns of B and C (output features).
+        n: usize,
+        /// The reduction (input features).
+        k: usize,
+        /// Where the shape comes from.
+        note: &'static str,
+    },
+    /// `out = a + b` over `n` elements.
+    Add {
+        /// Elements.
+        n: usize,
+        /// Where it is meant to run from (`DRAM`, `L3`).
+        note: &'static str,
+    },
+    /// `out = silu(g) · u` over `n` elements.
+    SiluMul {
+        /// Elements.
+        n: usize,
+    },
+    /// RMSNorm of `rows × cols`.
+    RmsNorm {
+        /// Rows (tokens).
+        rows: usize,
+        /// Columns (hidden size).
+        cols: usize,
+        /// Where it is meant to run from.
+        note: &'static str,
+    },
+    /// Row softmax of `rows × cols`.
+    Softmax {
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+    },
+    /// Causal attention, three kernels, the score matrix in memory.
+    AttentionMaterialised(AttentionShape),
+    /// Causal attention, one tiled kernel.
+    AttentionFlash(AttentionShape),
+    /// RMSNorm → Linear → SiLU → Linear, four kernels.
+    ChainSeparate(ChainShape),
+    /// The same chain, one fused tiled kernel.
+    ChainFused(ChainShape),
+}
+
+fn count(n: usize) -> String {
+    let n = n as f64;
+    if n >= 1e6 {
+        format!("{:.1}M", n / 1e6)
+    } else if n >= 1e3 {
+        format!("{:.0}k", n / 1e3)
+    } else {
+        format!("{n}")
+    }
+}
+
+/// Bytes in binary units (`3 MiB`, `192 MiB`).
+pub fn mib(bytes: f64) -> String {
+    let m = bytes / 1048576.0;
+    if m >= 1.0 {
+        format!("{m:.0} MiB")
+    } else {
+        format!("{:.0} KiB", bytes / 1024.0)
+    }
+}
+
+fn f32_bytes(elems: usize) -> f64 {
+    elems as f64 * PRECISION.bytes()
+}
+
+impl Spec {
+    /// Its name in the table (unique within a suite).
+    pub fn name(&self) -> String {
+        match *self {
+            Spec::Gemm { m, n, k, .. } => format!("gemm {m}×{n}×{k}"),
+            Spec::Add { n, .. } => format!("add {}", count(n)),
+            Spec::SiluMul { n } => format!("silu·mul {}", count(n)),
+            Spec::RmsNorm { rows, cols, .. } => format!("rmsnorm {rows}×{cols}"),
+            Spec::Softmax { rows, cols } => format!("softmax {rows}×{cols}"),
+            Spec::AttentionMaterialised(a) => {
+                format!(
+                    "attention {}×{}×{}, materialised",
+                    a.heads, a.seq, a.head_dim
+                )
+            }
+            Spec::AttentionFlash(a) => {
+                format!("attention {}×{}×{}, flash", a.heads, a.seq, a.head_dim)
+            }
+            Spec::ChainSeparate(c) => format!(
+                "chain {}×{}×{}, 4 kernels",
+                c.tokens, c.hidden, c.intermediate
+            ),
+            Spec::ChainFused(c) => {
+                format!("chain {}×{}×{}, fused", c.tokens, c.hidden, c.intermediate)
+            }
+        }
+    }
+
+    /// Its family: `gemm`, `elementwise`, `norm`, `softmax`, `attention`, `chain`.
+    pub fn family(&self) -> &'static str {
+        match self {
+            Spec::Gemm { .. } => "gemm",
+            Spec::Add { .. } | Spec::SiluMul { .. } => "elementwise",
+            Spec::RmsNorm { .. } => "norm",
+            Spec::Softmax { .. } => "softmax",
+            Spec::AttentionMaterialised(_) | Spec::AttentionFlash(_) => "attention",
+            Spec::ChainSeparate(_) | Spec::ChainFused(_) => "chain",
+        }
+    }
+
+    /// Where the shape comes from, and its footprint.
+    pub fn note(&self) -> String {
+        let ws: f64 = self
+            .launches()
+            .map(|l| l.iter().map(|l| l.working_set.get()).fold(0.0, f64::max))
+            .unwrap_or(0.0);
+        let what = match *self {
+            Spec::Gemm { note, .. } => note.to_string(),
+            Spec::Add { note, .. } => format!("residual add, {note}"),
+            Spec::SiluMul { .. } => "SwiGLU silu(gate) · up".into(),
+            Spec::RmsNorm { note, .. } => format!("RMSNorm, {note}"),
+            Spec::Softmax { .. } => "row softmax".into(),
+            Spec::AttentionMaterialised(a) => format!(
+                "causal prefill: QKᵀ, softmax (scale, mask), ·V; {} of scores",
+                mib(f32_bytes(a.scores_len()))
+            ),
+            Spec::AttentionFlash(_) => {
+                format!("causal prefill, {FLASH_BLOCK}×{FLASH_BLOCK} tiles, online softmax")
+            }
+            Spec::ChainSeparate(c) | Spec::ChainFused(c) => format!(
+                "the seed's RMSNorm → Linear → SiLU → Linear, small-Llama widths (d {}, f {}){}",
+                c.hidden,
+                c.intermediate,
+                if matches!(self, Spec::ChainFused(_)) {
+                    format!(", {CHAIN_BLOCK}-token tiles")
+                } else {
+                    String::new()
+                }
+            ),
+        };
+        format!("{what}; {}", mib(ws))
+    }
+
+    /// What limits the kernel beyond the roofline, as far as its author knows; said when the
+    /// prediction misses.
+    pub fn caveat(&self) -> Option<String> {
+        let exp = "e^x is a polynomial of about 15 FLOP, counted as 1 by the cost model; where vector throughput is low (AMD Zen 1 splits every 256-bit operation in two) that makes the kernel bound by its instructions, not by memory";
+        match *self {
+            Spec::Gemm { m: 1, .. } => Some(
+                "a GEMV (m = 1) through gemm: each thread streams its slice of the weights once, one stream per thread; where DRAM bandwidth grows with the streams in flight, that stays below the roof".into(),
+            ),
+            Spec::SiluMul { .. } => Some(format!("SiLU's e^x and divide: {exp}")),
+            Spec::Softmax { .. } => Some(format!(
+                "{exp}; three passes over each row (max, exp and sum, scale)"
+            )),
+            Spec::AttentionMaterialised(_) => {
+                Some(format!("its softmax over the score matrix: {exp}"))
+            }
+            Spec::AttentionFlash(_) => Some(format!(
+                "one e^x per score on the vector units ({exp}), and {FLASH_BLOCK}×{FLASH_BLOCK} tile GEMMs, each a call into gemm with its own packing"
+            )),
+            _ => None,
+        }
+    }
+
+    /// The launches with their costs from the analysis's cost model. The working set of a launch
+    /// is the bytes its cost moves (each tensor once), except the flash kernel's: Q, K, V and O
+    /// once (its cost counts K and V once per query block).
+    ///
+    /// # Errors
+    /// A chain the analysis rejects (never for the suite's shapes).
+    pub fn launches(&self) -> Result<Vec<Launch>, MeasureError> {
+        let p = PRECISION;
+        let plain = |name: &str, cost: Cost, compute: Compute| Launch {
+            name: name.to_string(),
+            cost,
+            compute,
+            working_set: cost.bytes(),
+        };
+        let u = |x: usize| x as u64;
+        Ok(match *self {
+            Spec::Gemm { m, n, k, .. } => vec![plain(
+                "gemm",
+                Gemm::uniform(u(m), u(n), u(k), p).cost(),
+                Compute::Matrix(p),
+            )],
+            Spec::Add { n, .. } => vec![plain(
+                "add",
+                Elementwise {
+                    elements: u(n),
+                    inputs: 2,
+                    flops_per_element: ADD_FLOPS_PER_ELEMENT,
+                    precision: p,
+                }
+                .cost(),
+                Compute::Vector,
+            )],
+            Spec::SiluMul { n } => vec![plain(
+                "silu_mul",
+                Elementwise {
+                    elements: u(n),
+                    inputs: 2,
+                    flops_per_element: SILU_FLOPS_PER_ELEMENT + MUL_FLOPS_PER_ELEMENT,
+                    precision: p,
+                }
+                .cost(),
+                Compute::Vector,
+            )],
+            Spec::RmsNorm { rows, cols, .. } => vec![plain(
+                "rmsnorm",
+                RmsNorm {
+                    rows: u(rows),
+                    cols: u(cols),
+                    precision: p,
+                    weight: p,
+                }
+                .cost(),
+                Compute::Vector,
+            )],
+            Spec::Softmax { rows, cols } => vec![plain(
+                "softmax",
+                Softmax {
+                    rows: u(rows),
+                    cols: u(cols),
+                    scale_mask: false,
+                    precision: p,
+                }
+                .cost(),
+                Compute::Vector,
+            )],
+            Spec::AttentionMaterialised(a) => {
+                // As the decoder's unfused attention: qk_matmul, softmax (scale and mask in
+                // the kernel), sv_matmul.
+                let (h, s, d) = (u(a.heads), u(a.seq), u(a.head_dim));
+                let bmm = |m, n, k| BatchedMatmul {
+                    batch: h,
+                    shared: 1,
+                    m,
+                    n,
+                    k,
+                    a: p,
+                    b: p,
+                    c: p,
+                    compute: p,
+                };
+                vec![
+                    plain("qk_matmul", bmm(s, s, d).cost(), Compute::Matrix(p)),
+                    plain(
+                        "softmax",
+                        Softmax {
+                            rows: h * s,
+                            cols: s,
+                            scale_mask: true,
+                            precision: p,
+                        }
+                        .cost(),
+                        Compute::Vector,
+                    ),
+                    plain("sv_matmul", bmm(s, d, s).cost(), Compute::Matrix(p)),
+                ]
+            }
+            Spec::AttentionFlash(a) => {
+                let fa = FlashAttention {
+                    batch: 1,
+                    heads: u(a.heads),
+                    kv_heads: u(a.heads),
+                    head_dim: u(a.head_dim),
+                    q_len: u(a.seq),
+                    kv_len: u(a.seq),
+                    causal: true,
+                    window: None,
+                    v_head_dim: None,
+                    kv_shared: false,
+                    block_q: Some(FLASH_BLOCK as u64),
+                    act: p,
+                    kv: p,
+                };
+                vec![Launch {
+                    name: "flash_attention".into(),
+                    cost: fa.cost(),
+                    compute: Compute::Matrix(p),
+                    working_set: Bytes(f32_bytes(4 * a.qkv_len())),
+                }]
+            }
+            Spec::ChainSeparate(c) | Spec::ChainFused(c) => {
+                let spec = chain_spec(c);
+                let (graph, labels, widest) =
+                    chain_graph(&spec).map_err(|e| MeasureError::new(e.0, None))?;
+                let kernels = if matches!(self, Spec::ChainFused(_)) {
+                    plan_chain(&graph, widest, p, None).0.kernels
+                } else {
+                    plan(&graph, Preset::Eager, None).kernels
+                };
+                kernels
+                    .iter()
+                    .map(|k| {
+                        let name = k
+                            .nodes
+                            .iter()
+                            .filter_map(|&i| labels.get(i).cloned())
+                            .collect::<Vec<_>>()
+                            .join("+");
+                        plain(&name, k.cost, k.compute)
+                    })
+                    .collect()
+            }
+        })
+    }
+}
+
+/// The analysis's description of a suite chain.
+pub fn chain_spec(c: ChainShape) -> ChainSpec {
+    ChainSpec {
+        ops: ["rmsnorm", "linear", "silu", "linear"]
+            .map(String::from)
+            .to_vec(),
+        tokens: c.tokens as u64,
+        hidden: c.hidden as u64,
+        intermediate: c.intermediate as u64,
+        precision: PRECISION,
+    }
+}
+
+/// A suite: its entries and the fused/separate pairs whose speedups are compared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suite {
+    /// Entries, in the order they run.
+    pub specs: Vec<Spec>,
+    /// (what was fused, the separate entry's name, the fused entry's name).
+    pub pairs: Vec<(String, String, String)>,
+}
+
+/// Llama-2-7B's hidden size (`../shared/models`, `hidden_size`).
+const LLAMA_D: usize = 4096;
+/// Llama-2-7B's MLP width (`intermediate_size`).
+const LLAMA_F: usize = 11008;
+/// The small Llama of `scripts/small-llama/config.json`: hidden 256, intermediate 688.
+const SMALL_D: usize = 256;
+const SMALL_F: usize = 688;
+
+/// The CPU suite. Default: the DRAM-bound entries have working sets of 128 MiB or more (beyond
+/// any L3 we run on); the run is about 15 s on two cores. `quick`: smaller shapes (still beyond
+/// an 8 MiB L3 where meant for DRAM), a few seconds.
+pub fn cpu_suite(quick: bool) -> Suite {
+    let (prefill, square, elems, rows, seq, tokens) = if quick {
+        (128, 512, 1 << 24, 4096, 512, 2048)
+    } else {
+        (128, 2048, 1 << 24, 4096, 1024, 8192)
+    };
+    let mut specs = vec![Spec::Gemm {
+        m: 1,
+        n: LLAMA_D,
+        k: LLAMA_D,
+        note: "Llama-2-7B decode, 1 token: q/k/v/o_proj",
+    }];
+    if !quick {
+        specs.push(Spec::Gemm {
+            m: 1,
+            n: LLAMA_F,
+            k: LLAMA_D,
+            note: "Llama-2-7B decode, 1 token: gate/up_proj",
+        });
+        specs.push(Spec::Gemm {
+            m: 1,
+            n: LLAMA_D,
+            k: LLAMA_F,
+            note: "Llama-2-7B decode, 1 token: down_proj",
+        });
+    }
+    specs.push(Spec::Gemm {
+        m: prefill,
+        n: LLAMA_D,
+        k: LLAMA_D,
+        note: "Llama-2-7B prefill, 128-token chunk: q/k/v/o_proj",
+    });
+    if !quick {
+        specs.push(Spec::Gemm {
+            m: prefill,
+            n: LLAMA_F,
+            k: LLAMA_D,
+            note: "Llama-2-7B prefill, 128-token chunk: gate/up_proj",
+        });
+        specs.push(Spec::Gemm {
+            m: prefill,
+            n: LLAMA_D,
+            k: LLAMA_F,
+            note: "Llama-2-7B prefill, 128-token chunk: down_proj",
+        });
+    }
+    specs.push(Spec::Gemm {
+        m: square,
+        n: square,
+        k: square,
+        note: "square",
+    });
+    specs.push(Spec::Add {
+        n: elems,
+        note: "from DRAM",
+    });
+    specs.push(Spec::Add {
+        n: 1 << 18,
+        note: "fits in L3",
+    });
+    specs.push(Spec::SiluMul { n: elems });
+    specs.push(Spec::RmsNorm {
+        rows,
+        cols: LLAMA_D,
+        note: "from DRAM",
+    });
+    specs.push(Spec::RmsNorm {
+        rows: 128,
+        cols: LLAMA_D,
+        note: "fits in L3",
+    });
+    specs.push(Spec::Softmax {
+        rows,
+        cols: LLAMA_D,
+    });
+    let att = AttentionShape {
+        heads: 8,
+        seq,
+        head_dim: 64,
+    };
+    specs.push(Spec::AttentionMaterialised(att));
+    specs.push(Spec::AttentionFlash(att));
+    let chain = ChainShape {
+        tokens,
+        hidden: SMALL_D,
+        intermediate: SMALL_F,
+    };
+    specs.push(Spec::ChainSeparate(chain));
+    specs.push(Spec::ChainFused(chain));
+    Suite {
+        specs,
+        pairs: pairs(att, chain),
+    }
+}
+
+/// The GPU suite: the CPU suite's kernels at sizes for a data-centre GPU (a 50 MiB L2, tens of
+/// GB of HBM): DRAM-bound entries of 256 MiB or more, L2-resident ones of 12 and 16 MiB, GEMMs
+/// of a 2048-token prefill and 8192³, attention over 4096 tokens. `quick`: a quarter of each.
+pub fn gpu_suite(quick: bool) -> Suite {
+    let (prefill, square, elems, rows, seq, tokens) = if quick {
+        (512, 4096, 1 << 24, 4096, 2048, 16384)
+    } else {
+        (2048, 8192, 1 << 26, 16384, 4096, 65536)
+    };
+    let mut specs = vec![
+        Spec::Gemm {
+            m: 1,
+            n: LLAMA_D,
+            k: LLAMA_D,
+            note: "Llama-2-7B decode, 1 token: q/k/v/o_proj",
+        },
+        Spec::Gemm {
+            m: 1,
+            n: LLAMA_F,
+            k: LLAMA_D,
+            note: "Llama-2-7B decode, 1 token: gate/up_proj",
+        },
+        Spec::Gemm {
+            m: 1,
+            n: LLAMA_D,
+            k: LLAMA_F,
+            note: "Llama-2-7B decode, 1 token: down_proj",
+        },
+        Spec::Gemm {
+            m: prefill,
+            n: LLAMA_D,
+            k: LLAMA_D,
+            note: "Llama-2-7B prefill: q/k/v/o_proj",
+        },
+        Spec::Gemm {
+            m: prefill,
+            n: LLAMA_F,
+            k: LLAMA_D,
+            note: "Llama-2-7B prefill: gate/up_proj",
+        },
+        Spec::Gemm {
+            m: prefill,
+            n: LLAMA_D,
+            k: LLAMA_F,
+            note: "Llama-2-7B prefill: down_proj",
+        },
+        Spec::Gemm {
+            m: square,
+            n: square,
+            k: square,
+            note: "square",
+        },
+        Spec::Add {
+            n: elems,
+            note: "from HBM",
+        },
+        Spec::Add {
+            n: 1 << 20,
+            note: "fits in L2",
+        },
+        Spec::SiluMul { n: elems },
+        Spec::RmsNorm {
+            rows,
+            cols: LLAMA_D,
+            note: "from HBM",
+        },
+        Spec::RmsNorm {
+            rows: 512,
+            cols: LLAMA_D,
+            note: "fits in L2",
+        },
+        Spec::Softmax {
+            rows,
+            cols: LLAMA_D,
+        },
+    ];
+    let att = AttentionShape {
+        heads: 32,
+        seq,
+        head_dim: 64,
+    };
+    let chain = ChainShape {
+        tokens,
+        hidden: SMALL_D,
+        intermediate: SMALL_F,
+    };
+    specs.extend([
+        Spec::AttentionMaterialised(att),
+        Spec::AttentionFlash(att),
+        Spec::ChainSeparate(chain),
+        Spec::ChainFused(chain),
+    ]);
+    Suite {
+        specs,
+        pairs: pairs(att, chain),
+    }
+}
+
+fn pairs(att: AttentionShape, chain: ChainShape) -> Vec<(String, String, String)> {
+    vec![
+        (
+            "rmsnorm → linear → silu → linear".to_string(),
+            Spec::ChainSeparate(chain).name(),
+            Spec::ChainFused(chain).name(),
+        ),
+        (
+            "attention: QKᵀ → softmax → ·V".to_string(),
+            Spec::AttentionMaterialised(att).name(),
+            Spec::AttentionFlash(att).name(),
+        ),
+    ]
+}
+
+/// Checks `--only` against the suite that would run, before anything is measured.
+///
+/// # Errors
+/// A usage error listing the suite's kernels when `only` is not empty and matches none.
+pub fn check_only(only: &[String], gpu: bool, quick: bool) -> Result<(), MeasureError> {
+    let suite = if gpu {
+        gpu_suite(quick)
+    } else {
+        cpu_suite(quick)
+    };
+    if selected(suite.clone(), only).specs.is_empty() {
+        return Err(no_match(only, &suite));
+    }
+    Ok(())
+}
+
+/// The method of the kernel suite: repetitions of ≥ 20 ms (5 ms with `quick`), 5 to 30 of them
+/// (3 to 10), until the last 5 (3) agree within 5 % (8 %), at most 1 s (0.15 s) per kernel past
+/// the minimum; the median of that window.
+pub fn kernel_method(quick: bool) -> Method {
+    if quick {
+        Method {
+            target_rep: 0.005,
+            min_reps: 3,
+            max_reps: 10,
+            window: 3,
+            tolerance: 0.08,
+            max_task_secs: 0.15,
+        }
+    } else {
+        Method {
+            target_rep: 0.02,
+            min_reps: 5,
+            max_reps: 30,
+            window: 5,
+            tolerance: 0.05,
+            max_task_secs: 1.0,
+        }
+    }
+}
+
+/// Times `run` (one execution of a kernel): a warm-up execution, a calibration execution, then
+/// repetitions of `units` back-to-back executions (enough for the method's target time) until
+/// [`Method::done`]. Returns seconds per execution: the median, min and max over the window.
+///
+/// # Errors
+/// The first error `run` returns.
+pub fn time_kernel(
+    method: &Method,
+    run: &mut dyn FnMut() -> Result<(), MeasureError>,
+) -> Result<Stat, MeasureError> {
+    run()?;
+    let started = Instant::now();
+    let t0 = Instant::now();
+    run()?;
+    let units = method.units_for(1, t0.elapsed().as_secs_f64());
+    let mut rates = Vec::new();
+    loop {
+        let t = Instant::now();
+        for _ in 0..units {
+            run()?;
+        }
+        let s = t.elapsed().as_secs_f64();
+        if s > 0.0 {
+            rates.push(units as f64 / s);
+        }
+        if let Some(r) = method.done(&rates, started.elapsed().as_secs_f64()) {
+            return Ok(Stat {
+                median: 1.0 / r.median,
+                min: 1.0 / r.max,
+                max: 1.0 / r.min,
+                samples: r.samples,
+                stable: r.stable,
+            });
+        }
+    }
+}
+
+/// `n` deterministic values in [−1, 1) (a 64-bit LCG per 64 KiB chunk, Knuth's MMIX
+/// constants), written in parallel so the pages are touched by the threads that use them.
+///
+/// # Errors
+/// Not enough memory.
+pub fn filled(n: usize, seed: u64) -> Result<Vec<f32>, MeasureError> {
+    let mut v = zeros(n)?;
+    v.par_chunks_mut(cpu::CHUNK).enumerate().for_each(|(i, c)| {
+        let mut s = (seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1;
+        for x in c {
+            s = s
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            *x = ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0;
+        }
+    });
+    Ok(v)
+}
+
+/// `n` zeros, every page written.
+///
+/// # Errors
+/// Not enough memory.
+pub fn zeros(n: usize) -> Result<Vec<f32>, MeasureError> {
+    let mut v: Vec<f32> = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        MeasureError::new(
+            format!("cannot allocate {} for the kernel suite", mib(f32_bytes(n))),
+            Some("free some memory, or pass --quick".into()),
+        )
+    })?;
+    v.resize(n, 0.0);
+    Ok(v)
+}
+
+/// An entry ready to run: its launches and one execution of them.
+pub struct Built {
+    /// The launches, with their costs.
+    pub launches: Vec<Launch>,
+    /// One execution of every launch, in order.
+    pub run: Box<dyn FnMut() -> Result<(), MeasureError>>,
+}
+
+/// Allocates and fills `spec`'s buffers on the CPU and returns it ready to run.
+///
+/// # Errors
+/// Not enough memory.
+pub fn build_cpu(spec: &Spec) -> Result<Built, MeasureError> {
+    use cpu::*;
+    use matmul::{matmul, Threads, View};
+    let launches = spec.launches()?;
+    let run: Box<dyn FnMut() -> Result<(), MeasureError>> = match *spec {
+        Spec::Gemm { m, n, k, .. } => {
+            let (a, b, mut c) = (filled(m * k, 1)?, filled(k * n, 2)?, zeros(m * n)?);
+            Box::new(move || {
+                matmul(
+                    &mut c,
+                    n,
+                    View::row_major(&a, m, k),
+                    View::row_major(&b, k, n),
+                    false,
+                    Threads::All,
+                )
+            })
+        }
+        Spec::Add { n, .. } => {
+            let (a, b, mut o) = (filled(n, 1)?, filled(n, 2)?, zeros(n)?);
+            Box::new(move || {
+                add(&a, &b, &mut o);
+                Ok(())
+            })
+        }
+        Spec::SiluMul { n } => {
+            let (g, u, mut o) = (filled(n, 1)?, filled(n, 2)?, zeros(n)?);
+            Box::new(move || {
+                silu_mul(&g, &u, &mut o);
+                Ok(())
+            })
+        }
+        Spec::RmsNorm { rows, cols, .. } => {
+            let (x, w, mut o) = (
+                filled(rows * cols, 1)?,
+                filled(cols, 2)?,
+                zeros(rows * cols)?,
+            );
+            Box::new(move || {
+                rmsnorm(&x, &w, &mut o, cols);
+                Ok(())
+            })
+        }
+        Spec::Softmax { rows, cols } => {
+            let (x, mut o) = (filled(rows * cols, 1)?, zeros(rows * cols)?);
+            Box::new(move || {
+                softmax(&x, &mut o, cols, 1.0, None);
+                Ok(())
+            })
+        }
+        Spec::AttentionMaterialised(a) => {
+            let (q, k, v) = (
+                filled(a.qkv_len(), 1)?,
+                filled(a.qkv_len(), 2)?,
+                filled(a.qkv_len(), 3)?,
+            );
+            let (mut s, mut p, mut o) = (
+                zeros(a.scores_len())?,
+                zeros(a.scores_len())?,
+                zeros(a.qkv_len())?,
+            );
+            Box::new(move || attention_materialised(a, &q, &k, &v, &mut s, &mut p, &mut o))
+        }
+        Spec::AttentionFlash(a) => {
+            let (q, k, v) = (
+                filled(a.qkv_len(), 1)?,
+                filled(a.qkv_len(), 2)?,
+                filled(a.qkv_len(), 3)?,
+            );
+            let mut o = zeros(a.qkv_len())?;
+            Box::new(move || flash_attention(a, &q, &k, &v, &mut o, FLASH_BLOCK, FLASH_BLOCK))
+        }
+        Spec::ChainSeparate(c) | Spec::ChainFused(c) => {
+            let (t, d, f) = (c.tokens, c.hidden, c.intermediate);
+            let x = filled(t * d, 1)?;
+            let norm = filled(d, 2)?;
+            // Weights scaled by 1/√fan-in, as initialisers do, so activations stay O(1).
+            let mut w1 = filled(d * f, 3)?;
+            let mut w2 = filled(f * d, 4)?;
+            w1.iter_mut().for_each(|v| *v /= (d as f32).sqrt());
+            w2.iter_mut().for_each(|v| *v /= (f as f32).sqrt());
+            let mut out = zeros(t * d)?;
+            if matches!(spec, Spec::ChainFused(_)) {
+                Box::new(move || {
+                    let w = ChainWeights {
+                        norm: &norm,
+                        w1: &w1,
+                        w2: &w2,
+                    };
+                    chain_fused(c, &x, w, &mut out, CHAIN_BLOCK)
+                })
+            } else {
+                let (mut y, mut h, mut a) = (zeros(t * d)?, zeros(t * f)?, zeros(t * f)?);
+                Box::new(move || {
+                    let w = ChainWeights {
+                        norm: &norm,
+                        w1: &w1,
+                        w2: &w2,
+                    };
+                    chain_separate(c, &x, w, &mut y, &mut h, &mut a, &mut out)
+                })
+            }
+        }
+    };
+    Ok(Built { launches, run })
+}
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteOptions {
+    /// Smaller shapes and shorter repetitions.
+    pub quick: bool,
+    /// Only the entries whose name contains one of these (all when empty).
+    pub only: Vec<String>,
+    /// CUDA device ordinal (GPU suite only).
+    pub device: usize,
+}
+
+/// A timed suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuiteRun {
+    /// One timing per entry, in suite order.
+    pub timings: Vec<KernelTiming>,
+    /// (what was fused, separate entry, fused entry).
+    pub pairs: Vec<(String, String, String)>,
+    /// Threads (CPU) or SMs (GPU) the kernels ran on.
+    pub threads: usize,
+    /// The method, one line.
+    pub method: String,
+    /// Caveats, one line each (GPU: each kernel's check against the CPU reference).
+    pub notes: Vec<String>,
+}
+
+pub(crate) fn selected(suite: Suite, only: &[String]) -> Suite {
+    if only.is_empty() {
+        return suite;
+    }
+    let keep = |n: &str| only.iter().any(|o| n.contains(o.as_str()));
+    Suite {
+        specs: suite
+            .specs
+            .into_iter()
+            .filter(|s| keep(&s.name()))
+            .collect(),
+        pairs: suite.pairs,
+    }
+}
+
+/// Times the CPU suite on the current rayon pool (every logical CPU by default).
+///
+/// # Errors
+/// Not enough memory for an entry's buffers; `only` selecting nothing (a usage error).
+pub fn run_cpu(opts: &SuiteOptions, progress: &mut dyn Progress) -> Result<SuiteRun, MeasureError> {
+    check_only(&opts.only, false, opts.quick)?;
+    let suite = selected(cpu_suite(opts.quick), &opts.only);
+    let method = kernel_method(opts.quick);
+    progress.start(suite.specs.len() as u64);
+    let mut timings = Vec::with_capacity(suite.specs.len());
+    for spec in &suite.specs {
+        progress.step(&spec.name());
+        let mut built = build_cpu(spec)?;
+        let time = time_kernel(&method, &mut *built.run)?;
+        timings.push(KernelTiming {
+            name: spec.name(),
+            family: spec.family().to_string(),
+            note: spec.note(),
+            launches: built.launches,
+            time,
+            caveat: spec.caveat(),
+        });
+    }
+    progress.finish();
+    let threads = rayon::current_num_threads();
+    Ok(SuiteRun {
+        timings,
+        pairs: suite.pairs,
+        threads,
+        method: format!(
+            "{threads} threads (rayon); warm-up and calibration executions, then {}",
+            method.describe()
+        ),
+        notes: Vec::new(),
+    })
+}
+
+fn no_match(only: &[String], suite: &Suite) -> MeasureError {
+    MeasureError::usage(
+        format!("`--only {}` matches no kernel of the suite", only.join(",")),
+        Some(format!(
+            "kernels: {}",
+            suite
+                .specs
+                .iter()
+                .map(Spec::name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    )
+}
+
+/// Whether this build can run the GPU suite (the `cuda` feature).
+pub const GPU_AVAILABLE: bool = cfg!(feature = "cuda");
+
+/// Times the GPU suite (CUDA C kernels compiled by NVRTC, cuBLAS GEMMs) on `opts.device`.
+///
+/// # Errors
+/// Without the `cuda` feature: a usage error naming it. With it: no driver or libraries, a
+/// CUDA call that failed, or a kernel whose result disagrees with the CPU reference.
+pub fn run_gpu(opts: &SuiteOptions, progress: &mut dyn Progress) -> Result<SuiteRun, MeasureError> {
+    #[cfg(feature = "cuda")]
+    {
+        cuda::run(opts, progress)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (opts, progress);
+        Err(MeasureError::usage(
+            "this `roofline` was built without GPU support (the `cuda` feature)".into(),
+            Some(
+                "build it with `cargo build --release --features cuda` (CUDA is loaded at run time; no toolkit is needed to build)"
+                    .into(),
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roofline_core::ops::Compute;
+
+    #[test]
+    fn costs_come_from_the_cost_model() {
+        // gemm 1×4096×4096 fp32: 2·4096² = 33,554,432 FLOP; (4096 + 4096² + 4096)·4 bytes.
+        let l = Spec::Gemm {
+            m: 1,
+            n: 4096,
+            k: 4096,
+            note: "",
+        }
+        .launches()
+        .unwrap();
+        assert_eq!(l[0].cost.flops.get(), 33_554_432.0);
+        assert_eq!(
+            l[0].cost.bytes().get(),
+            (4096.0 + 16_777_216.0 + 4096.0) * 4.0
+        );
+        assert_eq!(l[0].compute, Compute::Matrix(Precision::Fp32));
+        // add over 2^18: 2^18 FLOP, 3 × 2^18 × 4 = 3 MiB moved and touched.
+        let l = Spec::Add {
+            n: 1 << 18,
+            note: "",
+        }
+        .launches()
+        .unwrap();
+        assert_eq!(l[0].cost.flops.get(), 262_144.0);
+        assert_eq!(l[0].working_set.get(), 3.0 * 1048576.0);
+        // silu·mul: 3 + 1 = 4 FLOP per element.
+        let l = Spec::SiluMul { n: 10 }.launches().unwrap();
+        assert_eq!(l[0].cost.flops.get(), 40.0);
+    }
+
+    #[test]
+    fn materialised_attention_is_the_decoders_three_kernels() {
+        // 2 heads × 8 tokens × 4: QKᵀ 2·2·8·8·4 = 1024 FLOP; softmax 2·8·8·7 = 896; S·V 1024.
+        let a = AttentionShape {
+            heads: 2,
+            seq: 8,
+            head_dim: 4,
+        };
+        let l = Spec::AttentionMaterialised(a).launches().unwrap();
+        let names: Vec<&str> = l.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["qk_matmul", "softmax", "sv_matmul"]);
+        let f: Vec<f64> = l.iter().map(|l| l.cost.flops.get()).collect();
+        assert_eq!(f, [1024.0, 896.0, 1024.0]);
+        // Scores 2·8·8·4 = 512 bytes written by QKᵀ.
+        assert_eq!(l[0].cost.bytes_written.get(), 512.0);
+        // Flash: causal pairs 8·9/2 = 36 per head; 2·36·(4·4 + 7) = 1656 FLOP; writes O only.
+        let l = Spec::AttentionFlash(a).launches().unwrap();
+        assert_eq!(l[0].cost.flops.get(), 1656.0);
+        assert_eq!(l[0].cost.bytes_written.get(), 2.0 * 8.0 * 4.0 * 4.0);
+        assert_eq!(l[0].working_set.get(), 4.0 * 64.0 * 4.0);
+    }
+
+    #[test]
+    fn the_chain_is_four_launches_or_one_with_the_fused_bytes() {
+        // T 16, d 8, f 12, fp32. Separate: rmsnorm, linear1, silu, linear2. Fused: reads x
+        // (16·8), the norm weight (8), W1 and W2 (2·8·12); writes out (16·8); × 4 bytes.
+        let c = ChainShape {
+            tokens: 16,
+            hidden: 8,
+            intermediate: 12,
+        };
+        let sep = Spec::ChainSeparate(c).launches().unwrap();
+        let names: Vec<&str> = sep.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["rmsnorm", "linear1", "silu", "linear2"]);
+        let fused = Spec::ChainFused(c).launches().unwrap();
+        assert_eq!(fused.len(), 1);
+        assert_eq!(fused[0].name, "rmsnorm+linear1+silu+linear2");
+        assert_eq!(
+            fused[0].cost.bytes_read.get(),
+            (16.0 * 8.0 + 8.0 + 2.0 * 8.0 * 12.0) * 4.0
+        );
+        assert_eq!(fused[0].cost.bytes_written.get(), 16.0 * 8.0 * 4.0);
+        // The same FLOPs either way: 4·16·8·12 (two GEMMs) + 4·16·8 (norm) + 3·16·12 (silu).
+        let total: f64 = sep.iter().map(|l| l.cost.flops.get()).sum();
+        assert_eq!(total, 6144.0 + 512.0 + 576.0);
+        assert_eq!(fused[0].cost.flops.get(), total);
+    }
+
+    #[test]
+    fn every_entry_builds_and_runs_at_a_small_size() {
+        let a = AttentionShape {
+            heads: 2,
+            seq: 40,
+            head_dim: 8,
+        };
+        let c = ChainShape {
+            tokens: 70,
+            hidden: 16,
+            intermediate: 24,
+        };
+        let specs = [
+            Spec::Gemm {
+                m: 1,
+                n: 300,
+                k: 20,
+                note: "",
+            },
+            Spec::Gemm {
+                m: 9,
+                n: 7,
+                k: 5,
+                note: "",
+            },
+            Spec::Add { n: 100, note: "" },
+            Spec::SiluMul { n: 100 },
+            Spec::RmsNorm {
+                rows: 3,
+                cols: 50,
+                note: "",
+            },
+            Spec::Softmax { rows: 3, cols: 50 },
+            Spec::AttentionMaterialised(a),
+            Spec::AttentionFlash(a),
+            Spec::ChainSeparate(c),
+            Spec::ChainFused(c),
+        ];
+        let method = kernel_method(true);
+        for s in specs {
+            let mut b = build_cpu(&s).unwrap();
+            let t = time_kernel(&method, &mut *b.run).unwrap();
+            assert!(
+                t.median > 0.0 && t.min <= t.median && t.median <= t.max,
+                "{s:?}"
+            );
+            assert!(!s.note().is_empty());
+        }
+    }
+
+    #[test]
+    fn suites_have_unique_names_and_their_pairs_exist() {
+        for quick in [false, true] {
+            let s = cpu_suite(quick);
+            let names: Vec<String> = s.specs.iter().map(Spec::name).collect();
+            for (i, n) in names.iter().enumerate() {
+                assert!(!names[i + 1..].contains(n), "{n} twice");
+            }
+            for (_, a, b) in &s.pairs {
+                assert!(names.contains(a) && names.contains(b));
+            }
+        }
+        assert_eq!(cpu_suite(false).specs.len(), 17);
+        // `only` keeps what matches and says what there is when nothing does.
+        let e = run_cpu(
+            &SuiteOptions {
+                quick: true,
+                only: vec!["nothing".into()],
+                device: 0,
+            },
+            &mut crate::NoProgress,
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, crate::ErrorKind::Usage);
+        assert!(e.hint.unwrap().contains("gemm 1×4096×4096"));
+    }
+}

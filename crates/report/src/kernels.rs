@@ -1,0 +1,404 @@
+//! Rendering of `roofline measure kernels`: per kernel the measured time, its achieved FLOP/s and
+//! bytes/s, the time the measured roofline predicts (DRAM-only and hierarchical) and the error;
+//! the fused kernels' measured speedups beside their predicted ones; the median error. As a
+//! table, JSON (`schema_version` 1, base units) or CSV (one row per kernel).
+
+use crate::units::{human_bytes_per_s, human_flops_per_s, human_intensity, human_seconds, percent};
+use crate::{align_right_from, new_table, Format, WriteError};
+use roofline_core::device::{Device, MemoryKind};
+use roofline_core::precision::Precision;
+use roofline_core::prediction::SuiteCheck;
+use serde_json::json;
+use std::io::Write;
+
+/// Where the roofline and the timings came from, for the header and the JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelsContext<'a> {
+    /// The chip the predictions use (measured now, or read from a chip file).
+    pub device: &'a Device,
+    /// How the roofline was obtained (`measured now (--quick)`, `chip file host.toml`).
+    pub roofline_source: String,
+    /// Where the kernels ran (`CPU, 2 threads`, `GPU 0: NVIDIA H100`).
+    pub target: String,
+    /// The timing method, one line.
+    pub method: String,
+    /// Caveats, one line each.
+    pub notes: Vec<String>,
+}
+
+fn roofs_line(d: &Device) -> String {
+    let peak = d
+        .peak(Precision::Fp32)
+        .map(|p| format!("fp32 peak {}", human_flops_per_s(p.get())))
+        .unwrap_or_else(|_| "no fp32 peak".into());
+    let mut levels: Vec<_> = d.memory.iter().filter(|l| l.bandwidth.is_some()).collect();
+    // Innermost first, main memory last.
+    levels.sort_by_key(|l| match l.kind {
+        MemoryKind::L1 => 0,
+        MemoryKind::Sram => 1,
+        MemoryKind::L2 => 2,
+        MemoryKind::L3 => 3,
+        MemoryKind::Main => 4,
+    });
+    let mem: Vec<String> = levels
+        .iter()
+        .map(|l| {
+            let bw = l
+                .bandwidth
+                .as_ref()
+                .map(|b| human_bytes_per_s(b.value.get()))
+                .unwrap_or_default();
+            match &l.capacity {
+                Some(c) if l.kind != MemoryKind::Main => format!(
+                    "{} {bw} ({})",
+                    l.name,
+                    crate::measure::human_binary(c.value.get())
+                ),
+                _ => format!("{} {bw}", l.name),
+            }
+        })
+        .collect();
+    format!("{peak}; memory {}", mem.join(", "))
+}
+
+/// Writes the suite's check in `format`.
+///
+/// # Errors
+/// A failed write.
+pub fn write_kernels(
+    check: &SuiteCheck,
+    cx: &KernelsContext<'_>,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    match format {
+        Format::Json => {
+            let mut v = serde_json::to_value(check)?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert("schema_version".into(), json!(1));
+                o.insert(
+                    "roofline".into(),
+                    json!({
+                        "source": cx.roofline_source,
+                        "device": crate::analysis::device_json(cx.device),
+                    }),
+                );
+                o.insert("target".into(), json!(cx.target));
+                o.insert("method".into(), json!(cx.method));
+                o.insert("notes".into(), json!(cx.notes));
+            }
+            serde_json::to_writer_pretty(&mut *out, &v)?;
+            writeln!(out)?;
+        }
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record([
+                "kernel",
+                "family",
+                "launches",
+                "level",
+                "bound",
+                "flops",
+                "bytes_read",
+                "bytes_written",
+                "intensity_flop_per_byte",
+                "working_set_bytes",
+                "measured_s",
+                "measured_min_s",
+                "measured_max_s",
+                "repetitions",
+                "achieved_flop_per_s",
+                "achieved_bytes_per_s",
+                "predicted_dram_s",
+                "error_dram",
+                "predicted_s",
+                "error",
+                "note",
+            ])?;
+            for r in &check.rows {
+                w.write_record([
+                    r.name.clone(),
+                    r.family.clone(),
+                    r.launches.len().to_string(),
+                    r.level.clone(),
+                    r.bound.to_string(),
+                    r.cost.flops.get().to_string(),
+                    r.cost.bytes_read.get().to_string(),
+                    r.cost.bytes_written.get().to_string(),
+                    r.intensity.get().to_string(),
+                    r.working_set.get().to_string(),
+                    r.measured.median.to_string(),
+                    r.measured.min.to_string(),
+                    r.measured.max.to_string(),
+                    r.measured.samples.to_string(),
+                    r.achieved.get().to_string(),
+                    r.achieved_bandwidth.get().to_string(),
+                    r.predicted_dram.get().to_string(),
+                    r.error_dram.to_string(),
+                    r.predicted.get().to_string(),
+                    r.error.to_string(),
+                    r.note.clone(),
+                ])?;
+            }
+            w.flush()?;
+        }
+        Format::Table => write_table(check, cx, out)?,
+    }
+    Ok(())
+}
+
+fn write_table(
+    check: &SuiteCheck,
+    cx: &KernelsContext<'_>,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    writeln!(
+        out,
+        "Predicted against measured: {} on {} ({})",
+        cx.target, cx.device.name, cx.roofline_source
+    )?;
+    writeln!(out, "{}", roofs_line(cx.device))?;
+    writeln!(out)?;
+    let mut t = new_table(&[
+        "kernel",
+        "from",
+        "FLOP/B",
+        "measured",
+        "achieved",
+        "bytes/s",
+        "DRAM-only",
+        "error",
+        "hierarchical",
+        "error",
+    ]);
+    for r in &check.rows {
+        t.add_row(vec![
+            r.name.clone(),
+            r.level.clone(),
+            human_intensity(r.intensity.get()),
+            format!(
+                "{}{}",
+                human_seconds(r.measured.median),
+                if r.measured.stable { "" } else { " !" }
+            ),
+            human_flops_per_s(r.achieved.get()),
+            human_bytes_per_s(r.achieved_bandwidth.get()),
+            human_seconds(r.predicted_dram.get()),
+            percent(r.error_dram, 0),
+            human_seconds(r.predicted.get()),
+            percent(r.error, 0),
+        ]);
+    }
+    align_right_from(&mut t, 2);
+    writeln!(out, "{t}")?;
+    writeln!(
+        out,
+        "(from: the memory level the working set fits in; ! = repetitions did not settle)"
+    )?;
+    writeln!(out)?;
+    for s in &check.speedups {
+        let (b, a) = (
+            check.rows.iter().find(|r| r.name == s.before),
+            check.rows.iter().find(|r| r.name == s.after),
+        );
+        let times = match (b, a) {
+            (Some(b), Some(a)) => format!(
+                " ({} → {})",
+                human_seconds(b.measured.median),
+                human_seconds(a.measured.median)
+            ),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "fused {}: measured {:.2}×{times}, predicted {:.2}× (hierarchical), {:.2}× (DRAM-only)",
+            s.name, s.measured, s.predicted, s.predicted_dram
+        )?;
+    }
+    let met = if check.median_error <= check.goal {
+        "met"
+    } else {
+        "missed"
+    };
+    writeln!(
+        out,
+        "median |predicted − measured| / measured over {} kernels: {} hierarchical (goal ≤ {}: {met}), {} DRAM-only",
+        check.rows.len(),
+        percent(check.median_error, 1),
+        percent(check.goal, 0),
+        percent(check.median_error_dram, 1)
+    )?;
+    let misses: Vec<_> = check
+        .rows
+        .iter()
+        .filter_map(|r| r.diagnosis.as_ref().map(|d| (r, d)))
+        .collect();
+    if !misses.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "Misses over {}:", percent(check.goal, 0))?;
+        for (r, d) in misses {
+            writeln!(out, "  {} ({}): {d}", r.name, percent(r.error, 0))?;
+        }
+    }
+    for n in &cx.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    writeln!(out, "method: {}", cx.method)?;
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use roofline_core::cited::Cited;
+    use roofline_core::device::MemoryLevel;
+    use roofline_core::measured::Stat;
+    use roofline_core::ops::{Compute, Elementwise, Gemm, ADD_FLOPS_PER_ELEMENT};
+    use roofline_core::prediction::{check_suite, KernelTiming, Launch};
+    use roofline_core::units::{Bytes, BytesPerSec, FlopPerSec, Seconds};
+
+    /// 100 GFLOP/s fp32; L3 8 MiB at 50 GB/s; DRAM 10 GB/s.
+    pub(crate) fn device() -> Device {
+        let level = |kind, name: &str, bw: f64, cap: f64| MemoryLevel {
+            kind,
+            name: name.into(),
+            bandwidth: Some(Cited::new(BytesPerSec(bw), "test")),
+            capacity: Some(Cited::new(Bytes(cap), "test")),
+        };
+        Device {
+            id: "box".into(),
+            name: "Box".into(),
+            vendor: String::new(),
+            peaks: vec![(Precision::Fp32, Cited::new(FlopPerSec(100e9), "test"))],
+            memory: vec![
+                level(MemoryKind::Main, "DRAM", 10e9, 16e9),
+                level(MemoryKind::L3, "L3", 50e9, 8.0 * 1048576.0),
+            ],
+            sm_count: None,
+            shared_memory_per_sm: None,
+            launch_overhead: Cited::new(Seconds(1e-6), "test"),
+            interconnect: None,
+            host_link: None,
+            notes: vec![],
+        }
+    }
+
+    /// Two kernels: a 2^24-element add (201,326,592 B, DRAM: 20.13 ms predicted) measured at
+    /// 25 ms, and a 1024³ GEMM (21.47 ms predicted) measured at 26 ms; the add counts as the
+    /// "separate" and the GEMM as the "fused" of one pair.
+    pub(crate) fn check() -> SuiteCheck {
+        let stat = |t: f64| Stat {
+            median: t,
+            min: t,
+            max: t,
+            samples: 5,
+            stable: true,
+        };
+        let add = Elementwise {
+            elements: 1 << 24,
+            inputs: 2,
+            flops_per_element: ADD_FLOPS_PER_ELEMENT,
+            precision: Precision::Fp32,
+        }
+        .cost();
+        let gemm = Gemm::uniform(1024, 1024, 1024, Precision::Fp32).cost();
+        let timings = vec![
+            KernelTiming {
+                name: "add 16.8M".into(),
+                family: "elementwise".into(),
+                note: "n".into(),
+                launches: vec![Launch {
+                    name: "add".into(),
+                    cost: add,
+                    compute: Compute::Vector,
+                    working_set: add.bytes(),
+                }],
+                time: stat(25e-3),
+                caveat: None,
+            },
+            KernelTiming {
+                name: "gemm 1024×1024×1024".into(),
+                family: "gemm".into(),
+                note: "square".into(),
+                launches: vec![Launch {
+                    name: "gemm".into(),
+                    cost: gemm,
+                    compute: Compute::Matrix(Precision::Fp32),
+                    working_set: gemm.bytes(),
+                }],
+                time: stat(26e-3),
+                caveat: None,
+            },
+        ];
+        check_suite(
+            &timings,
+            &[("pair", "add 16.8M", "gemm 1024×1024×1024")],
+            &device(),
+            Precision::Fp32,
+        )
+        .unwrap()
+    }
+
+    fn render(format: Format) -> String {
+        let d = device();
+        let cx = KernelsContext {
+            device: &d,
+            roofline_source: "chip file box.toml".into(),
+            target: "CPU, 2 threads".into(),
+            method: "m".into(),
+            notes: vec!["a note".into()],
+        };
+        let mut out = Vec::new();
+        write_kernels(&check(), &cx, format, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn table_shows_times_errors_speedups_and_the_median() {
+        let t = render(Format::Table);
+        assert!(
+            t.contains("fp32 peak 100.0 GFLOP/s; memory L3 50.0 GB/s (8 MiB), DRAM 10.0 GB/s"),
+            "{t}"
+        );
+        // add: predicted 20.13 ms, measured 25 ms: error 19 %; gemm: 21.47 vs 26 ms: 17 %.
+        assert!(t.contains("20.13 ms") && t.contains("19 %"), "{t}");
+        assert!(t.contains("21.47 ms") && t.contains("17 %"), "{t}");
+        // Speedup 25 / 26 = 0.96 measured, 20.13 / 21.47 = 0.94 predicted.
+        assert!(
+            t.contains("fused pair: measured 0.96× (25.00 ms → 26.00 ms), predicted 0.94×"),
+            "{t}"
+        );
+        // Median of 19.47 % and 17.40 % = 18.4 %: above the goal.
+        assert!(
+            t.contains("18.4 % hierarchical (goal ≤ 15 %: missed)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("Misses over 15 %:\n  add 16.8M (19 %): memory-bound on DRAM"),
+            "{t}"
+        );
+        assert!(t.contains("note: a note") && t.contains("method: m"));
+    }
+
+    #[test]
+    fn json_and_csv_in_base_units() {
+        let v: serde_json::Value = serde_json::from_str(&render(Format::Json)).unwrap();
+        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["rows"][0]["measured"]["median"], 25e-3);
+        assert_eq!(v["rows"][1]["bound"], "compute");
+        assert_eq!(v["speedups"][0]["measured"], 25.0 / 26.0);
+        assert_eq!(v["roofline"]["source"], "chip file box.toml");
+        let csv = render(Format::Csv);
+        let mut lines = csv.lines();
+        assert!(lines
+            .next()
+            .unwrap()
+            .starts_with("kernel,family,launches,level"));
+        let add = lines.next().unwrap();
+        assert!(
+            add.starts_with("add 16.8M,elementwise,1,DRAM,memory,16777216,"),
+            "{add}"
+        );
+        assert_eq!(csv.lines().count(), 3);
+    }
+}

@@ -1,0 +1,430 @@
+//! The plot of `roofline measure kernels`: the measured hierarchical roofline (one memory roof
+//! per level, the fp32 compute roof the predictions use) with every kernel twice, at its
+//! arithmetic intensity: its measured point (FLOPs / measured time, filled) and its predicted
+//! point (FLOPs / predicted time, hollow), joined by a line; a legend panel on the right numbers
+//! the kernels and gives each one's error.
+//!
+//! The roofs are [`crate::hier_plot::Roof`]s drawn as [`crate::hier_plot`] draws them (slope-1
+//! memory roofs up to the compute roof, the compute roof from the fastest memory roof to the
+//! right edge); that module's chart has no points, hence this one.
+
+use crate::hier_plot::Roof;
+use crate::plot::{svg_to_png, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
+use crate::units::{human, human_bytes_per_s, human_flops_per_s};
+use plotters::prelude::*;
+use roofline_core::device::{Device, MemoryKind};
+use roofline_core::precision::Precision;
+use roofline_core::prediction::SuiteCheck;
+use std::fmt::Write as _;
+
+/// Width of the legend panel right of the chart, pixels.
+pub const LEGEND_WIDTH: u32 = 360;
+
+/// One kernel on the chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelPoint {
+    /// Its number in the legend (1-based).
+    pub number: usize,
+    /// Its name.
+    pub name: String,
+    /// Arithmetic intensity, FLOP/byte.
+    pub intensity: f64,
+    /// FLOPs / measured time, FLOP/s.
+    pub measured: f64,
+    /// FLOPs / predicted (hierarchical) time, FLOP/s.
+    pub predicted: f64,
+    /// The prediction's error.
+    pub error: f64,
+    /// The memory level it was predicted from.
+    pub level: String,
+    /// Colour, `(r, g, b)`, by family.
+    pub color: (u8, u8, u8),
+}
+
+/// Everything the plot shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelsChart {
+    /// First line.
+    pub title: String,
+    /// Second line.
+    pub subtitle: String,
+    /// Memory roofs, one per level with a bandwidth.
+    pub memory: Vec<Roof>,
+    /// Compute roofs (fp32).
+    pub compute: Vec<Roof>,
+    /// The kernels.
+    pub points: Vec<KernelPoint>,
+}
+
+fn level_color(kind: MemoryKind) -> (u8, u8, u8) {
+    match kind {
+        MemoryKind::L1 => (39, 174, 96),
+        MemoryKind::L2 => (41, 128, 185),
+        MemoryKind::L3 => (142, 68, 173),
+        MemoryKind::Sram => (22, 160, 133),
+        MemoryKind::Main => (44, 62, 80),
+    }
+}
+
+fn family_color(f: &str) -> (u8, u8, u8) {
+    match f {
+        "gemm" => (192, 57, 43),
+        "elementwise" => (41, 128, 185),
+        "norm" => (39, 174, 96),
+        "softmax" => (142, 68, 173),
+        "attention" => (211, 84, 0),
+        "chain" => (22, 160, 133),
+        _ => (85, 85, 85),
+    }
+}
+
+impl KernelsChart {
+    /// The chart of a suite's check on `device` (the chip the predictions used).
+    pub fn new(check: &SuiteCheck, device: &Device, subtitle: &str) -> Self {
+        let memory = device
+            .memory
+            .iter()
+            .filter_map(|l| {
+                let bw = l.bandwidth.as_ref()?.value.get();
+                (bw > 0.0).then(|| Roof {
+                    label: format!("{} {}", l.name, human_bytes_per_s(bw)),
+                    value: bw,
+                    theoretical: false,
+                    color: level_color(l.kind),
+                })
+            })
+            .collect();
+        let compute = device
+            .peak(Precision::Fp32)
+            .ok()
+            .map(|p| Roof {
+                label: format!("fp32 {}", human_flops_per_s(p.get())),
+                value: p.get(),
+                theoretical: false,
+                color: (211, 84, 0),
+            })
+            .into_iter()
+            .collect();
+        let points = check
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.intensity.get() > 0.0 && r.achieved.get() > 0.0)
+            .map(|(i, r)| KernelPoint {
+                number: i + 1,
+                name: r.name.clone(),
+                intensity: r.intensity.get(),
+                measured: r.achieved.get(),
+                predicted: r.predicted_attainable.get(),
+                error: r.error,
+                level: r.level.clone(),
+                color: family_color(&r.family),
+            })
+            .collect();
+        KernelsChart {
+            title: format!("Predicted against measured on {}", device.name),
+            subtitle: format!(
+                "{subtitle} · filled: measured, hollow: predicted (hierarchical roofline) · median error {:.1} %",
+                100.0 * check.median_error
+            ),
+            memory,
+            compute,
+            points,
+        }
+    }
+
+    /// Axis ranges, whole decades: every ridge point with a factor 4 to spare, every kernel
+    /// point with a factor 2.
+    pub fn axes(&self) -> ((f64, f64), (f64, f64)) {
+        let mut xs = Vec::new();
+        for c in &self.compute {
+            for m in &self.memory {
+                xs.push(c.value / m.value);
+                xs.push(c.value / m.value * 4.0);
+                xs.push(c.value / m.value / 4.0);
+            }
+        }
+        let mut ys: Vec<f64> = self.compute.iter().map(|c| c.value * 3.0).collect();
+        for p in &self.points {
+            xs.extend([p.intensity / 2.0, p.intensity * 2.0]);
+            ys.extend([
+                p.measured / 2.0,
+                p.predicted / 2.0,
+                p.measured * 2.0,
+                p.predicted * 2.0,
+            ]);
+        }
+        let lo = |v: &[f64], d: f64| {
+            v.iter()
+                .copied()
+                .filter(|x| *x > 0.0)
+                .fold(f64::INFINITY, f64::min)
+                .min(d)
+        };
+        let hi = |v: &[f64], d: f64| v.iter().copied().fold(0.0, f64::max).max(d);
+        let floor = |v: f64| 10f64.powf(v.log10().floor());
+        let ceil = |v: f64| 10f64.powf(v.log10().ceil());
+        let (x0, x1) = (floor(lo(&xs, 1.0)), ceil(hi(&xs, 10.0)));
+        let (y0, y1) = (floor(lo(&ys, 1e9)), ceil(hi(&ys, 1e10)));
+        ((x0, x1.max(x0 * 100.0)), (y0, y1.max(y0 * 100.0)))
+    }
+}
+
+/// A roof's label, placed on the line.
+struct Label {
+    x: f64,
+    y: f64,
+    text: String,
+    color: (u8, u8, u8),
+    anchor: &'static str,
+}
+
+fn tick(v: f64, unit: &str) -> String {
+    let lg = v.log10();
+    if (lg - lg.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    human(10f64.powf(lg.round()), unit)
+        .replace(".00 ", " ")
+        .replace(".0 ", " ")
+}
+
+fn pe(e: impl std::fmt::Display) -> PlotError {
+    PlotError(e.to_string())
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The chart as an SVG document (`WIDTH + LEGEND_WIDTH × HEIGHT` pixels). Each kernel's
+/// measured point is a `circle` with `class="measured"`, its predicted point one with
+/// `class="predicted"`, their joining line a `line` with `class="join"`, each with `data-kernel`
+/// (its number); each roof's label has `class="roof-label"`.
+///
+/// # Errors
+/// A [`PlotError`] if `plotters` fails to draw, or there is no roof.
+pub fn render_svg(chart: &KernelsChart) -> Result<String, PlotError> {
+    if chart.memory.is_empty() && chart.compute.is_empty() {
+        return Err(PlotError("the chip has no roof to draw".into()));
+    }
+    let ((x0, x1), (y0, y1)) = chart.axes();
+    let mut svg = String::new();
+    let mut extra = String::new();
+    {
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH + LEGEND_WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(pe)?;
+        let (left, _legend) = root.split_horizontally(WIDTH);
+        let (top, body) = left.split_vertically(70);
+        top.draw_text(
+            &chart.title,
+            &(FONT, 22).into_font().color(&BLACK),
+            (24, 12),
+        )
+        .map_err(pe)?;
+        top.draw_text(
+            &chart.subtitle,
+            &(FONT, 12).into_font().color(&RGBColor(85, 85, 85)),
+            (24, 44),
+        )
+        .map_err(pe)?;
+        let mut ch = ChartBuilder::on(&body)
+            .margin_left(14)
+            .margin_right(28)
+            .margin_bottom(8)
+            .margin_top(4)
+            .x_label_area_size(52)
+            .y_label_area_size(118)
+            .build_cartesian_2d(
+                (x0 * (1.0 - 1e-9)..x1 * (1.0 + 1e-9)).log_scale(),
+                (y0 * (1.0 - 1e-9)..y1 * (1.0 + 1e-9)).log_scale(),
+            )
+            .map_err(pe)?;
+        let xfmt = |v: &f64| tick(*v, "");
+        let yfmt = |v: &f64| tick(*v, "FLOP/s");
+        ch.configure_mesh()
+            .x_labels(12)
+            .y_labels(12)
+            .x_label_formatter(&xfmt)
+            .y_label_formatter(&yfmt)
+            .x_desc("arithmetic intensity (FLOP/byte)")
+            .y_desc("performance (FLOP/s)")
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 16))
+            .bold_line_style(RGBColor(225, 225, 225))
+            .light_line_style(RGBColor(245, 245, 245))
+            .draw()
+            .map_err(pe)?;
+        let top_peak = chart.compute.iter().map(|r| r.value).fold(0.0, f64::max);
+        let top_peak = if top_peak > 0.0 { top_peak } else { y1 / 3.0 };
+        let fastest = chart.memory.iter().map(|r| r.value).fold(0.0, f64::max);
+        let mut labels: Vec<Label> = Vec::new();
+        for r in &chart.memory {
+            let color = RGBColor(r.color.0, r.color.1, r.color.2);
+            let xa = x0.max(y0 / r.value);
+            let xb = (top_peak / r.value).min(x1);
+            ch.draw_series(LineSeries::new(
+                vec![(xa, xa * r.value), (xb, xb * r.value)],
+                color.stroke_width(2),
+            ))
+            .map_err(pe)?;
+            let xl = (xa * 1.6).min(xb / 2.0).max(xa);
+            let (px, py) = ch.backend_coord(&(xl, xl * r.value));
+            labels.push(Label {
+                x: f64::from(px) + 6.0,
+                y: f64::from(py) - 8.0,
+                text: r.label.clone(),
+                color: r.color,
+                anchor: "start",
+            });
+        }
+        for r in &chart.compute {
+            let color = RGBColor(r.color.0, r.color.1, r.color.2);
+            let xa = if fastest > 0.0 {
+                (r.value / fastest).max(x0)
+            } else {
+                x0
+            };
+            ch.draw_series(LineSeries::new(
+                vec![(xa, r.value), (x1, r.value)],
+                color.stroke_width(2),
+            ))
+            .map_err(pe)?;
+            let (px, py) = ch.backend_coord(&(x1, r.value));
+            labels.push(Label {
+                x: f64::from(px) - 6.0,
+                y: f64::from(py) - 8.0,
+                text: r.label.clone(),
+                color: r.color,
+                anchor: "end",
+            });
+        }
+        // Kernels: a joining line, the predicted point hollow, the measured point filled, the
+        // number beside the measured point. Written as plain SVG so tests can find them.
+        for p in &chart.points {
+            let (mx, my) = ch.backend_coord(&(p.intensity, p.measured));
+            let (qx, qy) = ch.backend_coord(&(p.intensity, p.predicted));
+            let (r, g, b) = p.color;
+            let _ = writeln!(
+                extra,
+                r#"<line class="join" data-kernel="{n}" x1="{mx}" y1="{my}" x2="{qx}" y2="{qy}" stroke="rgb({r},{g},{b})" stroke-width="1.5" stroke-dasharray="4 3"/>"#,
+                n = p.number
+            );
+            let _ = writeln!(
+                extra,
+                r#"<circle class="predicted" data-kernel="{n}" cx="{qx}" cy="{qy}" r="5" fill="white" stroke="rgb({r},{g},{b})" stroke-width="2"/>"#,
+                n = p.number
+            );
+            let _ = writeln!(
+                extra,
+                r#"<circle class="measured" data-kernel="{n}" cx="{mx}" cy="{my}" r="5" fill="rgb({r},{g},{b})"><title>{name}: measured {m}, predicted {q} ({e:.0} %)</title></circle>"#,
+                n = p.number,
+                name = xml_escape(&p.name),
+                m = human_flops_per_s(p.measured),
+                q = human_flops_per_s(p.predicted),
+                e = 100.0 * p.error
+            );
+            let _ = writeln!(
+                extra,
+                r#"<text class="kernel-number" x="{}" y="{}" font-family="{FONT}" font-size="11" fill="rgb({r},{g},{b})" stroke="white" stroke-width="3" paint-order="stroke">{}</text>"#,
+                mx + 7,
+                my + 4,
+                p.number
+            );
+        }
+        let mut placed: Vec<(f64, f64)> = Vec::new();
+        for Label {
+            x,
+            mut y,
+            text,
+            color: (r, g, b),
+            anchor,
+        } in labels
+        {
+            while placed
+                .iter()
+                .any(|(px, py)| (py - y).abs() < 13.0 && (px - x).abs() < 200.0)
+            {
+                y += if anchor == "end" { -13.0 } else { 13.0 };
+            }
+            placed.push((x, y));
+            let _ = writeln!(
+                extra,
+                r#"<text class="roof-label" x="{x:.1}" y="{y:.1}" font-family="{FONT}" font-size="13" fill="rgb({r},{g},{b})" stroke="white" stroke-width="3" paint-order="stroke" text-anchor="{anchor}">{}</text>"#,
+                xml_escape(&text)
+            );
+        }
+        // The legend panel.
+        let lx = WIDTH + 8;
+        let _ = writeln!(
+            extra,
+            r#"<text x="{lx}" y="40" font-family="{FONT}" font-size="14" font-weight="bold">kernel (memory level) · error</text>"#
+        );
+        for (i, p) in chart.points.iter().enumerate() {
+            let (r, g, b) = p.color;
+            let y = 64 + 18 * i;
+            let _ = writeln!(
+                extra,
+                r#"<text class="legend" x="{lx}" y="{y}" font-family="{FONT}" font-size="12" fill="rgb({r},{g},{b})">{} {} ({}) · {:.0} %</text>"#,
+                p.number,
+                xml_escape(&p.name),
+                xml_escape(&p.level),
+                100.0 * p.error
+            );
+        }
+        root.present().map_err(pe)?;
+    }
+    match svg.rfind("</svg>") {
+        Some(i) => svg.insert_str(i, &extra),
+        None => return Err(PlotError("plotters wrote no closing </svg>".into())),
+    }
+    Ok(svg)
+}
+
+/// The chart's bytes in `format`: SVG text or PNG.
+///
+/// # Errors
+/// A [`PlotError`] from drawing or rasterising.
+pub fn render(chart: &KernelsChart, format: PlotFormat) -> Result<Vec<u8>, PlotError> {
+    let svg = render_svg(chart)?;
+    match format {
+        PlotFormat::Svg => Ok(svg.into_bytes()),
+        PlotFormat::Png => svg_to_png(&svg),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::tests::{check, device};
+
+    #[test]
+    fn one_measured_and_one_predicted_point_per_kernel_joined() {
+        let c = KernelsChart::new(&check(), &device(), "test");
+        assert_eq!(c.points.len(), 2);
+        assert_eq!(c.memory.len(), 2);
+        assert_eq!(c.compute.len(), 1);
+        // The add: 2^24 FLOP over 201,326,592 B = 1/12 FLOP/byte; measured 2^24 / 25 ms =
+        // 671.1 MFLOP/s; predicted 2^24 / 20.1327 ms = 833.3 MFLOP/s (= 10 GB/s / 12).
+        let p = &c.points[0];
+        assert!((p.intensity - 1.0 / 12.0).abs() < 1e-12);
+        assert!((p.measured - 16_777_216.0 / 25e-3).abs() < 1e-3);
+        assert!((p.predicted - 10e9 / 12.0).abs() < 1e-3);
+        // Axes: the add at 1/12 and the GEMM at 1024/6 = 170.7 FLOP/byte, both inside.
+        let ((x0, x1), (y0, y1)) = c.axes();
+        assert!(x0 <= 1.0 / 24.0 && x1 >= 341.0, "{x0} {x1}");
+        assert!(y0 <= 671e6 / 2.0 && y1 >= 300e9, "{y0} {y1}");
+        let svg = render_svg(&c).unwrap();
+        assert_eq!(svg.matches(r#"class="measured""#).count(), 2);
+        assert_eq!(svg.matches(r#"class="predicted""#).count(), 2);
+        assert_eq!(svg.matches(r#"class="join""#).count(), 2);
+        assert_eq!(svg.matches(r#"class="roof-label""#).count(), 3);
+        assert!(svg.contains("1 add 16.8M (DRAM) · 19 %"), "legend");
+        let png = render(&c, PlotFormat::Png).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+}
