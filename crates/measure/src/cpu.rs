@@ -1,7 +1,7 @@
 //! The CPU measurement: clock, peaks per precision (one thread, all threads), fork/join, the
 //! working-set sweep, the levels, each figure checked against its theoretical limit.
 
-use crate::host::{cache_levels, caches_of_cpu, host_info, CacheLevel, HostInfo};
+use crate::host::{cache_levels, caches_of_cpu, host_info, CacheLevel};
 use crate::kernels::{self, ComputeKernel, Simd};
 use crate::limits::{self, FALLBACK_CLOCK_HZ, FAULT_TOLERANCE};
 use crate::method::Method;
@@ -238,6 +238,10 @@ pub fn measure_cpu(
             }
         }
     }
+    let cache_list = cache_line(&caches);
+    if !cache_list.is_empty() {
+        notes.push(format!("caches the OS reports, per instance: {cache_list}"));
+    }
     notes.push(format!(
         "theoretical roofs: {} FMA per cycle, L1 {} / L2 {} / L3 {} B per cycle per core ({})",
         widths.fma_per_cycle,
@@ -278,7 +282,7 @@ pub fn measure_cpu(
 
     Ok(Measurement {
         host: host.hostname.clone(),
-        processor: processor_line(&host, &caches),
+        processor: host.model.clone(),
         vendor: host.vendor.clone(),
         date: opts.date.clone(),
         isa: kernels::features(),
@@ -300,16 +304,12 @@ pub fn measure_cpu(
     })
 }
 
-fn processor_line(host: &HostInfo, caches: &[CacheLevel]) -> String {
-    let c: Vec<String> = caches
+fn cache_line(caches: &[CacheLevel]) -> String {
+    caches
         .iter()
         .map(|c| format!("L{} {}", c.level, human_size(c.instance_size as f64)))
-        .collect();
-    if c.is_empty() {
-        host.model.clone()
-    } else {
-        format!("{}; {}", host.model, c.join(", "))
-    }
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn human_size(bytes: f64) -> String {

@@ -42,6 +42,9 @@ pub(crate) struct Round {
     pub wall: f64,
 }
 
+/// 1 MiB in f64 elements: the alignment of every worker's streams.
+const ALIGN_ELEMS: usize = (1 << 20) / 8;
+
 struct Shared {
     job: Mutex<Job>,
     start: Barrier,
@@ -96,7 +99,8 @@ pub(crate) struct PoolInfo {
 }
 
 /// Starts `threads` workers, pinned to `cpus[i]` (none pinned when `cpus` is empty), each with
-/// a buffer of `buffer_elems` f64 (64-byte aligned, filled with 1.0), and runs `drive` with a
+/// a buffer of `buffer_elems` f64 (1 MiB aligned, values in [1, 2) that differ per element),
+/// and runs `drive` with a
 /// [`Driver`]. The workers leave when `drive` returns. `drive` gets the [`PoolInfo`] and should
 /// not post jobs that need a buffer if `failed > 0`.
 pub(crate) fn with_pool<R>(
@@ -152,17 +156,27 @@ fn worker(
     }
     // The buffer, allocated and first-touched on the pinned thread.
     let mut buf: Vec<f64> = Vec::new();
+    // One extra MiB, so that the streams can start on a 1 MiB boundary (below).
     let want = if buffer_elems > 0 {
-        buffer_elems + 8
+        buffer_elems + ALIGN_ELEMS
     } else {
         0
     };
     if buf.try_reserve_exact(want).is_ok() {
-        buf.resize(want, 1.0);
+        // Values that differ from element to element (1 + i·2⁻²⁰ mod 2, all normal numbers),
+        // a precaution: pages of identical bytes can be merged into one physical page by a
+        // hypervisor's same-page merging.
+        buf.extend((0..want).map(|i| 1.0 + (i & 0xF_FFFF) as f64 * (1.0 / 1_048_576.0)));
     } else {
         shared.failed.fetch_add(1, Ordering::SeqCst);
     }
-    let off = buf.as_ptr().align_offset(64).min(8);
+    // The streams start on a 1 MiB boundary. AMD Zen's L1D predicts the way from a µtag, an
+    // XOR fold of linear-address bits 12–27 (Lipp et al., "Take A Way", AsiaCCS 2020); two pages
+    // with the same fold evict each other's lines from the prediction. A large `Vec` is an mmap
+    // whose first page sits just below a 512 MiB boundary, and that page and the next one fold
+    // alike: an L1-sized read across them ran at two thirds of its speed (half with 2 threads).
+    // Within one 1 MiB-aligned megabyte, bits 20–27 are fixed, so every page's µtag differs.
+    let off = buf.as_ptr().align_offset(1 << 20).min(ALIGN_ELEMS);
     ready.wait();
     let mut sink = 0.0;
     loop {
