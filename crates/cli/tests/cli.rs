@@ -320,3 +320,13 @@ fn group_wise_quantization_flags() {
     let v = json_of(&["analyze", "--stage", "prefill", "--w8a8"]);
     assert_eq!(op(&v["stages"][0], "q_proj")["peak_flops_per_s"], 309.7e12);
 }
+
+#[test]
+fn integer_peaks_are_operations_per_second() {
+    // H100 SXM dense int8: 3,958 TOP/s with 2:4 sparsity, halved: 1979 TOP/s = 1.98 POP/s.
+    roofline()
+        .args(["hardware", "show", "h100-sxm"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1.98 POP/s"));
+}

@@ -97,6 +97,14 @@ pub fn write_list(
     Ok(())
 }
 
+/// A peak with its unit: integer formats count operations (OP/s), floating point FLOP/s.
+fn peak_text(p: Precision, v: f64) -> String {
+    match p {
+        Precision::Int8 | Precision::Int4 => crate::units::human(v, "OP/s"),
+        _ => human_flops_per_s(v),
+    }
+}
+
 fn kind_name(k: MemoryKind) -> &'static str {
     match k {
         MemoryKind::Main => "main memory",
@@ -160,7 +168,7 @@ pub fn write_show(d: &Device, format: Format, out: &mut dyn Write) -> Result<(),
             for (p, c) in &d.peaks {
                 t.add_row(vec![
                     p.name().to_string(),
-                    human_flops_per_s(c.value.get()),
+                    peak_text(*p, c.value.get()),
                     opt(d.ridge(*p).ok(), |x| format!("{:.1}", x.get())),
                     c.source.clone(),
                 ]);
