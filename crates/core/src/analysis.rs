@@ -143,13 +143,15 @@ pub fn peak_for(
 }
 
 /// A chip's roofs resolved once for a workload's activation precision: every dense peak in a
-/// table indexed by precision, main-memory bandwidth and launch overhead. Looking up the peak of
+/// table indexed by precision, main-memory bandwidth and launch overhead. Looking up the roof of
 /// a node is then an array index; [`ChipRoofs::peak`] answers exactly as [`peak_for`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChipRoofs<'d> {
     device: &'d Device,
     act: Precision,
-    peaks: [Option<FlopPerSec>; Precision::ALL.len()],
+    /// The peak of each precision in [`Precision::ALL`] order, then the vector peak; `None`
+    /// where the chip has none.
+    peaks: [Option<FlopPerSec>; Precision::ALL.len() + 1],
     /// Main-memory bandwidth, B/s.
     pub bandwidth: BytesPerSec,
     /// Launch overhead of one kernel, seconds.
@@ -162,14 +164,26 @@ fn precision_index(p: Precision) -> usize {
     p as usize
 }
 
+/// The slot of `compute` in [`ChipRoofs`]'s table.
+#[inline(always)]
+fn compute_index(compute: Compute) -> usize {
+    match compute {
+        Compute::Matrix(p) => precision_index(p),
+        Compute::Vector => Precision::ALL.len(),
+    }
+}
+
 impl<'d> ChipRoofs<'d> {
     /// The roofs of `device` for work whose activations are in `act`.
     ///
     /// # Errors
     /// The chip has no main-memory bandwidth.
+    // `always`: returned through memory, the table is read back wider than it was written (a
+    // store-forwarding stall, a few percent of an analysis).
+    #[inline(always)]
     pub fn new(device: &'d Device, act: Precision) -> Result<Self, DeviceError> {
         let bandwidth = device.bandwidth()?;
-        let mut peaks = [None; Precision::ALL.len()];
+        let mut peaks = [None; Precision::ALL.len() + 1];
         for (p, c) in &device.peaks {
             let slot = &mut peaks[precision_index(*p)];
             // The first entry wins, as `Device::peak` finds it.
@@ -177,6 +191,9 @@ impl<'d> ChipRoofs<'d> {
                 *slot = Some(c.value);
             }
         }
+        // Vector work: the fp32 peak, else the activation precision's ([`peak_for`]).
+        peaks[compute_index(Compute::Vector)] =
+            peaks[precision_index(Precision::Fp32)].or(peaks[precision_index(act)]);
         Ok(Self {
             device,
             act,
@@ -186,20 +203,42 @@ impl<'d> ChipRoofs<'d> {
         })
     }
 
+    /// The roof of `compute`; `None` when the chip has no peak for it ([`ChipRoofs::roof`]
+    /// says why).
+    #[inline(always)]
+    pub fn roof_of(&self, compute: Compute) -> Option<Roof> {
+        self.peaks[compute_index(compute)].map(|peak| Roof {
+            peak,
+            bandwidth: self.bandwidth,
+        })
+    }
+
     /// The peak that applies to `compute` ([`peak_for`]).
     ///
     /// # Errors
     /// The chip has no peak for the precision needed.
     #[inline]
     pub fn peak(&self, compute: Compute) -> Result<FlopPerSec, DeviceError> {
-        let found = match compute {
-            Compute::Matrix(p) => self.peaks[precision_index(p)],
-            Compute::Vector => self.peaks[precision_index(Precision::Fp32)]
-                .or(self.peaks[precision_index(self.act)]),
-        };
-        match found {
+        match self.peaks[compute_index(compute)] {
             Some(p) => Ok(p),
-            None => peak_for(self.device, compute, self.act),
+            None => Err(self.missing_peak(compute)),
+        }
+    }
+
+    /// Why the chip has no roof for `compute` ([`ChipRoofs::roof_of`] gave `None`): the error
+    /// [`peak_for`] gives, built only when a node needed it.
+    fn missing_peak(&self, compute: Compute) -> DeviceError {
+        match peak_for(self.device, compute, self.act) {
+            Err(e) => e,
+            // Not reached: the table is `None` exactly where `peak_for` fails.
+            Ok(_) => DeviceError::NoPeak {
+                device: self.device.id.clone(),
+                precision: match compute {
+                    Compute::Matrix(p) => p,
+                    Compute::Vector => Precision::Fp32,
+                },
+                available: self.device.peaks.iter().map(|(p, _)| *p).collect(),
+            },
         }
     }
 
@@ -343,13 +382,13 @@ pub fn analyze(
     let roofs = ChipRoofs::new(device, workload.precisions.act)?;
     let mut rows = Vec::with_capacity(24);
     let mut totals = Totals::default();
-    let mut error = None;
+    let mut missing = None;
     // The row is built in place from the small `Roof`, not moved out of a `Result<OpRow, _>`:
     // a third of the time of an analysis (the `analysis` benchmark).
     let mut sink = VisitNodes::new(
         #[inline(always)]
-        |n: NodeCost| match roofs.roof(n.compute) {
-            Ok(roof) => {
+        |n: NodeCost| match roofs.roof_of(n.compute) {
+            Some(roof) => {
                 let point = roof.evaluate(&n.cost);
                 let count = count(model.layers, n.scope);
                 totals.add_node(&n.cost, &point, count, roofs.launch);
@@ -365,15 +404,15 @@ pub fn analyze(
                     launch_overhead: roofs.launch,
                 });
             }
-            Err(e) => {
-                error.get_or_insert(e);
+            None => {
+                missing.get_or_insert(n.compute);
             }
         },
     );
     emit(model, workload, &mut sink);
     let largest = sink.largest_activation;
-    if let Some(e) = error {
-        return Err(e.into());
+    if let Some(compute) = missing {
+        return Err(roofs.missing_peak(compute).into());
     }
     let mut memory = footprint(model, workload, largest);
     memory.capacity = device.capacity();
@@ -417,25 +456,25 @@ pub fn analyze_totals(
     workload.validate().map_err(AnalysisError::Workload)?;
     let roofs = ChipRoofs::new(device, workload.precisions.act)?;
     let mut totals = Totals::default();
-    let mut error = None;
+    let mut missing = None;
     emit(
         model,
         workload,
         &mut VisitNodes::new(
             #[inline(always)]
-            |n: NodeCost| match roofs.roof(n.compute) {
-                Ok(roof) => {
+            |n: NodeCost| match roofs.roof_of(n.compute) {
+                Some(roof) => {
                     let point = roof.evaluate(&n.cost);
                     totals.add_node(&n.cost, &point, count(model.layers, n.scope), roofs.launch);
                 }
-                Err(e) => {
-                    error.get_or_insert(e);
+                None => {
+                    missing.get_or_insert(n.compute);
                 }
             },
         ),
     );
-    match error {
-        Some(e) => Err(e.into()),
+    match missing {
+        Some(compute) => Err(roofs.missing_peak(compute).into()),
         None => Ok(totals),
     }
 }
@@ -540,6 +579,49 @@ pub(crate) mod tests {
             }
         }
         Ok(())
+    }
+
+    #[test]
+    fn into_parts_agrees_with_kind_cost_and_compute() {
+        // Every operator type the decoder emits, MoE and MLA included: the one-match summary the
+        // visitors use equals the three separate accessors the graph path uses.
+        let moe = Transformer {
+            kv_heads: 8,
+            variant: crate::model::Variant {
+                moe: Some(crate::model::Moe {
+                    experts: 8,
+                    top_k: 2,
+                    expert_intermediate: 1408,
+                    shared_experts: 2,
+                    dense_layers: 1,
+                    router_bias: true,
+                }),
+                mla: Some(crate::model::Mla {
+                    q_lora_rank: Some(1536),
+                    kv_lora_rank: 512,
+                    qk_nope_head_dim: 128,
+                    qk_rope_head_dim: 64,
+                    v_head_dim: 128,
+                }),
+                qk_norm: true,
+                sliding_window: Some(1024),
+                ..crate::model::Variant::default()
+            },
+            ..llama2_7b()
+        };
+        let mut kinds = std::collections::BTreeSet::new();
+        for m in models().into_iter().chain([moe]) {
+            for w in workloads() {
+                for node in build_graph(&m, &w).nodes {
+                    let (kind, cost, compute) = node.op.clone().into_parts();
+                    assert_eq!(kind, node.op.kind());
+                    assert_eq!(cost, node.op.cost());
+                    assert_eq!(compute, node.op.compute());
+                    kinds.insert(kind);
+                }
+            }
+        }
+        assert_eq!(kinds.len(), 11, "every Op variant was exercised: {kinds:?}");
     }
 
     #[test]

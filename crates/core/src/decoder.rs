@@ -160,6 +160,7 @@ impl<'m> Cx<'m> {
         }
     }
 
+    #[inline(always)]
     fn linear(&self, m: u64, n: u64, k: u64, bias: bool) -> Op {
         Op::Gemm(Gemm {
             m,
@@ -174,6 +175,7 @@ impl<'m> Cx<'m> {
         })
     }
 
+    #[inline(always)]
     fn add(&self, elements: u64) -> Op {
         Op::Elementwise(Elementwise {
             elements,
@@ -183,6 +185,7 @@ impl<'m> Cx<'m> {
         })
     }
 
+    #[inline(always)]
     fn act_flops(&self) -> f64 {
         match self.model.activation {
             Activation::Silu => SILU_FLOPS_PER_ELEMENT,
@@ -191,6 +194,7 @@ impl<'m> Cx<'m> {
         }
     }
 
+    #[inline(always)]
     fn norm_op(&self, rows: u64, cols: u64) -> Op {
         match self.model.norm {
             NormKind::RmsNorm => Op::RmsNorm(RmsNorm {
@@ -208,6 +212,7 @@ impl<'m> Cx<'m> {
         }
     }
 
+    #[inline(always)]
     fn norm_weight_elems(&self, cols: u64) -> f64 {
         match self.model.norm {
             NormKind::RmsNorm => cols as f64,
@@ -216,6 +221,7 @@ impl<'m> Cx<'m> {
     }
 
     /// Hugging Face module names of the four attention and three MLP linears.
+    #[inline(always)]
     fn names(&self) -> Names {
         match self.model.variant.naming {
             Naming::Llama => Names {
@@ -247,6 +253,7 @@ struct Names {
     down: &'static str,
 }
 
+#[inline(always)]
 fn norm<S: GraphSink>(
     cx: &Cx,
     gr: &mut S,
@@ -262,6 +269,7 @@ fn norm<S: GraphSink>(
 }
 
 /// Token embedding, and for learned positions the position embedding and their sum.
+#[inline(always)]
 fn embed<S: GraphSink>(cx: &Cx, gr: &mut S) -> TensorId {
     let m = cx.model;
     let gpt2 = m.variant.naming == Naming::Gpt2;
@@ -308,6 +316,7 @@ fn embed<S: GraphSink>(cx: &Cx, gr: &mut S) -> TensorId {
 
 /// Multi-head (GQA, MQA) attention: projections, optional q/k norms, rotary, KV-cache write,
 /// attention, output projection. Returns the output projection's result.
+#[inline(always)]
 fn attention_mha<S: GraphSink>(cx: &Cx, gr: &mut S, x1: TensorId) -> TensorId {
     let m = cx.model;
     let (t, d, h, g, e) = (cx.t, cx.d, cx.h, cx.g, cx.e);
@@ -442,6 +451,7 @@ struct AttnShape {
     kv: Precision,
 }
 
+#[inline(always)]
 fn attention_core<S: GraphSink>(
     cx: &Cx,
     gr: &mut S,
@@ -708,6 +718,7 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
 
 /// A dense MLP in `scope`: gated (gate, up, act, mul, down) or plain (up, act, down), writing
 /// `out`.
+#[inline(always)]
 fn mlp_dense<S: GraphSink>(cx: &Cx, gr: &mut S, scope: Scope, x3: TensorId, out: TensorId) {
     let m = cx.model;
     let (t, d, f) = (cx.t, cx.d, m.intermediate);
@@ -917,6 +928,7 @@ fn mlp_moe<S: GraphSink>(
 }
 
 /// Final norm and lm_head on the last position of each sequence.
+#[inline(always)]
 fn head<S: GraphSink>(cx: &Cx, gr: &mut S, x4: TensorId) {
     let m = cx.model;
     let lnf_w = gr.tensor("norm.weight", cx.norm_weight_elems(cx.d), cx.a, Weight);

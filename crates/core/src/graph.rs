@@ -328,12 +328,13 @@ impl<F: FnMut(NodeCost)> GraphSink for VisitNodes<F> {
         _inputs: &[TensorId],
         _outputs: &[TensorId],
     ) {
+        let (kind, cost, compute) = op.into_parts();
         (self.visit)(NodeCost {
             name,
-            kind: op.kind(),
+            kind,
             scope,
-            cost: op.cost(),
-            compute: op.compute(),
+            cost,
+            compute,
         });
     }
 }
@@ -416,12 +417,13 @@ impl GraphSink for NodeCosts {
         _outputs: &[TensorId],
     ) {
         if let Some(slot) = self.nodes.get_mut(self.emitted) {
+            let (kind, cost, compute) = op.into_parts();
             *slot = NodeCost {
                 name,
-                kind: op.kind(),
+                kind,
                 scope,
-                cost: op.cost(),
-                compute: op.compute(),
+                cost,
+                compute,
             };
         }
         self.emitted += 1;

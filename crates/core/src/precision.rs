@@ -43,14 +43,12 @@ impl Precision {
     ];
 
     /// Storage size of one element in bytes (0.5 for int4).
+    #[inline(always)]
     pub fn bytes(self) -> f64 {
-        match self {
-            Precision::Fp64 => 8.0,
-            Precision::Fp32 | Precision::Tf32 => 4.0,
-            Precision::Bf16 | Precision::Fp16 => 2.0,
-            Precision::Fp8 | Precision::Int8 => 1.0,
-            Precision::Int4 => 0.5,
-        }
+        // A table in declaration order (one load, no branches: the decoder calls this for every
+        // tensor); a test checks it against the per-variant sizes.
+        const BYTES: [f64; Precision::ALL.len()] = [8.0, 4.0, 4.0, 2.0, 2.0, 1.0, 1.0, 0.5];
+        BYTES[self as usize]
     }
 
     /// The lowercase name used in files and flags (`bf16`).
@@ -117,6 +115,20 @@ mod tests {
         assert_eq!(Precision::Bf16.bytes(), 2.0);
         assert_eq!(Precision::Int4.bytes(), 0.5);
         assert_eq!(Precision::Tf32.bytes(), 4.0);
+        // Every variant, by its storage format's width in bits.
+        for (p, bits) in [
+            (Precision::Fp64, 64.0),
+            (Precision::Fp32, 32.0),
+            (Precision::Tf32, 32.0),
+            (Precision::Bf16, 16.0),
+            (Precision::Fp16, 16.0),
+            (Precision::Fp8, 8.0),
+            (Precision::Int8, 8.0),
+            (Precision::Int4, 4.0),
+        ] {
+            assert_eq!(p.bytes(), bits / 8.0, "{p:?}");
+        }
+        assert_eq!(Precision::ALL.len(), 8);
     }
 
     #[test]

@@ -101,6 +101,26 @@ impl Op {
         }
     }
 
+    /// [`Op::kind`], [`Op::cost`] and [`Op::compute`] in one match over the operator, taken by
+    /// value: its fields move out into registers rather than being read back from a copy on
+    /// the stack (the `analysis` benchmark).
+    #[inline(always)]
+    pub fn into_parts(self) -> (&'static str, Cost, Compute) {
+        match self {
+            Op::Gemm(o) => ("gemm", o.cost(), Compute::Matrix(o.compute)),
+            Op::BatchedMatmul(o) => ("batched_matmul", o.cost(), Compute::Matrix(o.compute)),
+            Op::Elementwise(o) => ("elementwise", o.cost(), Compute::Vector),
+            Op::Softmax(o) => ("softmax", o.cost(), Compute::Vector),
+            Op::RmsNorm(o) => ("rmsnorm", o.cost(), Compute::Vector),
+            Op::LayerNorm(o) => ("layernorm", o.cost(), Compute::Vector),
+            Op::Rotary(o) => ("rotary", o.cost(), Compute::Vector),
+            Op::Embedding(o) => ("embedding", o.cost(), Compute::Vector),
+            Op::KvCacheWrite(o) => ("kv_cache_write", o.cost(), Compute::Vector),
+            Op::FlashAttention(o) => ("flash_attention", o.cost(), Compute::Matrix(o.act)),
+            Op::ExpertGemm(o) => ("expert_gemm", o.cost(), Compute::Matrix(o.compute)),
+        }
+    }
+
     /// Short name of the operator type (`gemm`, `softmax`, …).
     #[inline(always)]
     pub fn kind(&self) -> &'static str {
