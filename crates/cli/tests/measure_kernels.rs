@@ -153,6 +153,36 @@ fn json_rows_hold_the_predictions_the_chip_file_gives() {
     let ratio = rows[2]["measured"]["median"].as_f64().unwrap()
         / rows[3]["measured"]["median"].as_f64().unwrap();
     assert!((s[0]["measured"].as_f64().unwrap() - ratio).abs() < 1e-12);
+    // The chain runs on the matrix units and exponentiates (its SiLU): all three ceilings were
+    // measured, each with its calibration shape named.
+    let c = &v["ceilings"];
+    let gemm = c["gemm"]["value"].as_f64().unwrap();
+    let gemv = c["gemv"]["value"].as_f64().unwrap();
+    let exp = c["exp"]["value"].as_f64().unwrap();
+    assert!(gemm > 0.0 && gemv > 0.0 && exp > 0.0, "{c}");
+    assert!(c["gemm"]["source"]
+        .as_str()
+        .unwrap()
+        .contains("1024×1024×1024"));
+    assert!(c["gemv"]["source"]
+        .as_str()
+        .unwrap()
+        .contains("1×8192×8192"));
+    // The fused chain's one launch: its hierarchical compute roof is min(peak, GEMM ceiling),
+    // its e^x are the SiLU's, one per element of the 2048 × 688 intermediate, and its e^x time
+    // is their count over the ceiling.
+    let fused = &rows[3]["launches"][0];
+    let peak = d
+        .peak(roofline_core::precision::Precision::Fp32)
+        .unwrap()
+        .get();
+    assert_eq!(fused["hier_peak"].as_f64().unwrap(), gemm.min(peak));
+    assert_eq!(fused["exps"].as_f64().unwrap(), 2048.0 * 688.0);
+    let t = fused["exp_time"].as_f64().unwrap();
+    assert!((t - 2048.0 * 688.0 / exp).abs() < 1e-15, "{t}");
+    // The adds run on the vector units and do not exponentiate: no ceiling touches them.
+    assert_eq!(add["launches"][0]["hier_peak"].as_f64().unwrap(), peak);
+    assert_eq!(add["launches"][0]["exp_time"].as_f64().unwrap(), 0.0);
     // Median of four errors: the mean of the middle two.
     let mut errs: Vec<f64> = rows.iter().map(|r| r["error"].as_f64().unwrap()).collect();
     errs.sort_by(f64::total_cmp);

@@ -15,6 +15,19 @@
 //! With a measurement at hand, each level's roof is the best bandwidth its sweep kernels reached
 //! ([`device_with_best_bandwidths`]); with a chip file, the file's figure.
 //!
+//! The hierarchical prediction also takes the **ceilings of the matrix library** where they
+//! were measured ([`Ceilings`]), each on a calibration shape that is not in the suite. A ceiling
+//! is a line below a roof that a class of code cannot pass (Williams, Waterman and Patterson
+//! 2009, §4 "Adding ceilings to the model"): a library GEMM packs its operands and runs loop
+//! overhead, so it tops out below an FMA-only peak; its GEMV (m = 1) streams the weights with
+//! one stream per thread, below what the sweep's multi-stream kernels draw from main memory.
+//! Launches on the matrix units are held against min(peak, GEMM ceiling) and, when served from
+//! main memory, min(bandwidth, GEMV ceiling). A launch that evaluates e^x takes at least
+//! exps / (e^x per second): exponentials run on units of their own on a GPU (the SFU, whose
+//! throughput FlashAttention-3 names as a bottleneck: Shah et al. 2024, §3) and as a
+//! polynomial on the FMA units of a CPU, a ceiling the FLOP count (e^x = 1 FLOP) does not see.
+//! The DRAM-only prediction keeps the plain roofs.
+//!
 //! An entry's prediction is the sum over its launches; its error is
 //! `|predicted − measured| / measured` ([`relative_error`]); the suite's figure of merit is the
 //! median error over its entries ([`SuiteCheck::median_error`]). A fused kernel and the separate
@@ -23,6 +36,7 @@
 //! Everything here is arithmetic on values the caller measured; nothing is timed here.
 
 use crate::analysis::peak_for;
+use crate::cited::Cited;
 use crate::device::{Device, DeviceError, MemoryKind, MemoryLevel};
 use crate::measured::{Measurement, Stat};
 use crate::ops::{Compute, Cost};
@@ -46,6 +60,10 @@ pub struct Launch {
     pub compute: Compute,
     /// Distinct bytes of the buffers it reads and writes: selects the memory level.
     pub working_set: Bytes,
+    /// Evaluations of e^x (softmax, SiLU): each one FLOP in the cost model, but a polynomial
+    /// of about twenty vector instructions on a CPU; held against the e^x ceiling
+    /// ([`Ceilings::exp`]) where one was measured.
+    pub exps: f64,
 }
 
 /// A suite entry as timed on the machine.
@@ -92,13 +110,36 @@ pub fn level_for(device: &Device, working_set: Bytes) -> Option<&MemoryLevel> {
         .or_else(|| device.main_memory().filter(|m| m.bandwidth.is_some()))
 }
 
+/// Measured ceilings of the matrix library, below the chip's roofs (module docs).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Ceilings {
+    /// FLOP/s the library's GEMM reaches on a compute-bound calibration shape.
+    pub gemm: Option<Cited<FlopPerSec>>,
+    /// Bytes/s the library's GEMV (m = 1) draws from main memory on a calibration shape.
+    pub gemv: Option<Cited<BytesPerSec>>,
+    /// e^x evaluations per second of the kernels' exponential, all threads, on data in L1.
+    pub exp: Option<Cited<f64>>,
+}
+
+impl Ceilings {
+    /// No ceilings: the plain roofs.
+    pub const NONE: Ceilings = Ceilings {
+        gemm: None,
+        gemv: None,
+        exp: None,
+    };
+}
+
 /// One launch placed on both roofs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LaunchPrediction {
     /// The launch's name.
     pub name: String,
-    /// Peak that applies, FLOP/s.
+    /// Peak that applies, FLOP/s (the DRAM-only roof's).
     pub peak: FlopPerSec,
+    /// The compute roof of the hierarchical prediction, FLOP/s: the peak, or the GEMM
+    /// ceiling where one applies and is lower.
+    pub hier_peak: FlopPerSec,
     /// Against main memory.
     pub dram: RooflinePoint,
     /// Against the level its working set fits in.
@@ -107,12 +148,18 @@ pub struct LaunchPrediction {
     pub level: MemoryKind,
     /// That level's name (`L3`, `DRAM`).
     pub level_name: String,
-    /// That level's bandwidth, B/s.
+    /// That level's bandwidth, B/s (the GEMV ceiling where it applies).
     pub bandwidth: BytesPerSec,
+    /// The launch's e^x evaluations.
+    pub exps: f64,
+    /// exps / the e^x ceiling, seconds; zero without exponentials or a ceiling. The
+    /// hierarchical time is at least this.
+    pub exp_time: Seconds,
 }
 
 /// Places `launch` on `device`'s roofs: the peak of its units (vector work: fp32, else
-/// `act`'s), main memory, and the level of [`level_for`].
+/// `act`'s), main memory, and the level of [`level_for`]. A launch on the matrix units is held
+/// against the library's `ceilings` too in the hierarchical prediction, where they are lower.
 ///
 /// # Errors
 /// The chip has no peak for the precision, or no main-memory bandwidth.
@@ -120,8 +167,18 @@ pub fn predict_launch(
     launch: &Launch,
     device: &Device,
     act: Precision,
+    ceilings: &Ceilings,
 ) -> Result<LaunchPrediction, DeviceError> {
     let peak = peak_for(device, launch.compute, act)?;
+    let matrix = matches!(launch.compute, Compute::Matrix(_));
+    let lower = |roof: f64, ceiling: Option<f64>| match ceiling {
+        Some(c) if matrix && c > 0.0 && c < roof => c,
+        _ => roof,
+    };
+    let hier_peak = FlopPerSec(lower(
+        peak.get(),
+        ceilings.gemm.as_ref().map(|c| c.value.get()),
+    ));
     let main = device.bandwidth()?;
     let dram = Roof {
         peak,
@@ -136,15 +193,40 @@ pub fn predict_launch(
         ),
         None => (MemoryKind::Main, "main memory".to_string(), main),
     };
-    let hier = Roof { peak, bandwidth }.evaluate(&launch.cost);
+    let bandwidth = if level == MemoryKind::Main {
+        BytesPerSec(lower(
+            bandwidth.get(),
+            ceilings.gemv.as_ref().map(|c| c.value.get()),
+        ))
+    } else {
+        bandwidth
+    };
+    let mut hier = Roof {
+        peak: hier_peak,
+        bandwidth,
+    }
+    .evaluate(&launch.cost);
+    let exp_time = match &ceilings.exp {
+        Some(c) if c.value > 0.0 && launch.exps > 0.0 => Seconds(launch.exps / c.value),
+        _ => Seconds::ZERO,
+    };
+    if exp_time.get() > hier.time.get() {
+        // Bound by its exponentials: an in-core ceiling, so compute-bound.
+        hier.time = exp_time;
+        hier.bound = Bound::Compute;
+        hier.attainable = FlopPerSec(launch.cost.flops.get() / exp_time.get());
+    }
     Ok(LaunchPrediction {
         name: launch.name.clone(),
         peak,
+        hier_peak,
         dram,
         hier,
         level,
         level_name,
         bandwidth,
+        exps: launch.exps,
+        exp_time,
     })
 }
 
@@ -264,6 +346,9 @@ pub struct SuiteCheck {
     pub median_error_dram: f64,
     /// The goal the median is held against ([`GOAL`]).
     pub goal: f64,
+    /// The matrix library's ceilings the hierarchical prediction used, with how they were
+    /// measured.
+    pub ceilings: Ceilings,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -301,7 +386,25 @@ pub fn diagnose(row: &KernelCheck) -> Option<String> {
         .launches
         .iter()
         .max_by(|a, b| a.hier.time.get().total_cmp(&b.hier.time.get()))?;
+    let exp_bound = main.exp_time.get() > 0.0 && main.exp_time == main.hier.time;
     let mut why = match (row.bound, slower) {
+        (Bound::Compute, true) if exp_bound => {
+            let exps: f64 = row.launches.iter().map(|l| l.exps).sum();
+            let exp_time: f64 = row.launches.iter().map(|l| l.exp_time.get()).sum();
+            format!(
+                "bound by its e^x evaluations: {} of them take {:.3} ms at the measured e^x ceiling, of the {:.3} ms it ran; the rest of its work (memory traffic, its other arithmetic) does not hide behind them as the roofline's max assumes",
+                rate(exps, ""),
+                exp_time * 1e3,
+                row.measured.median * 1e3,
+            )
+        }
+        (Bound::Compute, true) if main.hier_peak.get() < main.peak.get() => format!(
+            "compute-bound: runs at {} of the {} GEMM ceiling ({}; the FMA peak is {}); its shape keeps the library further below the peak than the calibration GEMM (a skinny or small shape, tiles packed per call)",
+            rate(row.achieved.get(), "FLOP/s"),
+            rate(main.hier_peak.get(), "FLOP/s"),
+            pct(row.achieved.get() / main.hier_peak.get()),
+            rate(main.peak.get(), "FLOP/s"),
+        ),
         (Bound::Compute, true) => format!(
             "compute-bound: runs at {} of the {} peak ({}); the kernel does not keep the FMA units busy (packing, loop overhead, a small or skinny shape)",
             rate(row.achieved.get(), "FLOP/s"),
@@ -309,9 +412,9 @@ pub fn diagnose(row: &KernelCheck) -> Option<String> {
             pct(row.achieved.get() / main.peak.get()),
         ),
         (Bound::Compute, false) => format!(
-            "compute-bound, but faster than the measured peak ({} against {}): the peak was measured low (a busy machine)",
+            "compute-bound, but faster than its roof ({} against {}): the roof was measured low (a busy machine, or a calibration GEMM slower than this shape)",
             rate(row.achieved.get(), "FLOP/s"),
-            rate(main.peak.get(), "FLOP/s"),
+            rate(main.hier_peak.get(), "FLOP/s"),
         ),
         (Bound::Memory, true) => format!(
             "memory-bound on {}: moves {} of its {} ({})",
@@ -321,7 +424,7 @@ pub fn diagnose(row: &KernelCheck) -> Option<String> {
             pct(row.achieved_bandwidth.get() / main.bandwidth.get()),
         ),
         (Bound::Memory, false) => format!(
-            "memory-bound on {}, but moves {}, above its roof of {}: its access pattern gets more than the sweep's kernels did (more streams in flight, or part of the working set in a faster level)",
+            "memory-bound on {}, but moves {}, above the {} it is held against (the level's roof, or the GEMV ceiling for a matrix-unit launch): its access pattern gets more than the kernels that measured it did (more streams in flight, part of the working set in a faster level, or a quieter machine)",
             row.level,
             rate(row.achieved_bandwidth.get(), "B/s"),
             rate(main.bandwidth.get(), "B/s"),
@@ -359,7 +462,8 @@ pub fn diagnose(row: &KernelCheck) -> Option<String> {
 
 /// Holds every timing against `device`'s roofs; `pairs` names (what, separate entry, fused
 /// entry) for the speedups (pairs whose entries are missing are skipped). `act` is the
-/// precision vector work falls back to on chips without an fp32 peak.
+/// precision vector work falls back to on chips without an fp32 peak; `ceilings` the matrix
+/// library's measured ceilings for the hierarchical prediction ([`Ceilings::NONE`]: none).
 ///
 /// # Errors
 /// The chip lacks a peak or the main-memory bandwidth a launch needs.
@@ -368,13 +472,14 @@ pub fn check_suite(
     pairs: &[(&str, &str, &str)],
     device: &Device,
     act: Precision,
+    ceilings: &Ceilings,
 ) -> Result<SuiteCheck, DeviceError> {
     let mut rows = Vec::with_capacity(timings.len());
     for t in timings {
         let launches = t
             .launches
             .iter()
-            .map(|l| predict_launch(l, device, act))
+            .map(|l| predict_launch(l, device, act, ceilings))
             .collect::<Result<Vec<_>, _>>()?;
         let cost: Cost = t.launches.iter().map(|l| l.cost).sum();
         let predicted_dram = Seconds(launches.iter().map(|p| p.dram.time.get()).sum());
@@ -442,6 +547,7 @@ pub fn check_suite(
         rows,
         speedups,
         goal: GOAL,
+        ceilings: ceilings.clone(),
     })
 }
 
@@ -502,6 +608,7 @@ mod tests {
             cost,
             compute: Compute::Vector,
             working_set: cost.bytes(),
+            exps: 0.0,
         }
     }
 
@@ -512,6 +619,7 @@ mod tests {
             cost,
             compute: Compute::Matrix(Precision::Fp32),
             working_set: cost.bytes(),
+            exps: 0.0,
         }
     }
 
@@ -541,7 +649,8 @@ mod tests {
         // fits in L3 (8 MiB), not L2. DRAM: 3145728 / 10e9 = 314.5728 µs; L3: / 50e9 =
         // 62.91456 µs. Measured 70 µs: hierarchical error (70 − 62.91456) / 70 = 10.12 %,
         // DRAM-only (314.5728 − 70) / 70 = 349.4 %.
-        let p = predict_launch(&add(1 << 18), &machine(), Precision::Fp32).unwrap();
+        let p =
+            predict_launch(&add(1 << 18), &machine(), Precision::Fp32, &Ceilings::NONE).unwrap();
         assert_eq!(p.level_name, "L3");
         assert!((p.dram.time.get() - 314.5728e-6).abs() < 1e-12);
         assert!((p.hier.time.get() - 62.91456e-6).abs() < 1e-12);
@@ -550,6 +659,7 @@ mod tests {
             &[],
             &machine(),
             Precision::Fp32,
+            &Ceilings::NONE,
         )
         .unwrap();
         let r = &s.rows[0];
@@ -575,6 +685,7 @@ mod tests {
             &[("twice", "two", "one"), ("absent", "x", "one")],
             &machine(),
             Precision::Fp32,
+            &Ceilings::NONE,
         )
         .unwrap();
         let (two, one) = (&s.rows[0], &s.rows[1]);
@@ -601,6 +712,142 @@ mod tests {
     }
 
     #[test]
+    fn a_matrix_ceiling_lowers_the_compute_roof_of_gemms_only() {
+        // Ceiling 80 GFLOP/s under the 100 GFLOP/s peak. 1024³: 2,147,483,648 FLOP / 80e9 =
+        // 26.84354560 ms hierarchical, / 100e9 = 21.47483648 ms DRAM-only. Measured 28 ms:
+        // errors (28 − 26.8435456) / 28 = 4.13 % and (28 − 21.47483648) / 28 = 23.30 %.
+        // The add (vector units) keeps the peak: memory-bound either way, 62.91456 µs from L3.
+        let ceiling = Ceilings {
+            gemm: Some(Cited::new(FlopPerSec(80e9), "calibration GEMM")),
+            gemv: None,
+            exp: None,
+        };
+        let s = check_suite(
+            &[
+                timing("gemm", vec![gemm(1024, 1024, 1024)], 28e-3),
+                timing("add", vec![add(1 << 18)], 70e-6),
+            ],
+            &[],
+            &machine(),
+            Precision::Fp32,
+            &ceiling,
+        )
+        .unwrap();
+        let (g, a) = (&s.rows[0], &s.rows[1]);
+        assert!((g.predicted.get() - 26.8435456e-3).abs() < 1e-12);
+        assert!((g.predicted_dram.get() - 21.47483648e-3).abs() < 1e-12);
+        assert!((g.error - (28.0 - 26.8435456) / 28.0).abs() < 1e-9);
+        assert!((g.error_dram - (28.0 - 21.47483648) / 28.0).abs() < 1e-9);
+        assert_eq!(g.launches[0].hier_peak.get(), 80e9);
+        assert_eq!(g.launches[0].peak.get(), 100e9);
+        assert_eq!(a.launches[0].hier_peak.get(), 100e9);
+        assert!((a.predicted.get() - 62.91456e-6).abs() < 1e-12);
+        assert_eq!(s.ceilings, ceiling);
+        // A ceiling above the peak does not raise the roof.
+        let high = Ceilings {
+            gemm: Some(Cited::new(FlopPerSec(120e9), "calibration GEMM")),
+            gemv: None,
+            exp: None,
+        };
+        let s = check_suite(
+            &[timing("gemm", vec![gemm(1024, 1024, 1024)], 28e-3)],
+            &[],
+            &machine(),
+            Precision::Fp32,
+            &high,
+        )
+        .unwrap();
+        assert!((s.rows[0].predicted.get() - 21.47483648e-3).abs() < 1e-12);
+        // 2147483648 FLOP / 40 ms = 53.69 GFLOP/s = 67 % of the ceiling: said so.
+        let s = check_suite(
+            &[timing("gemm", vec![gemm(1024, 1024, 1024)], 40e-3)],
+            &[],
+            &machine(),
+            Precision::Fp32,
+            &ceiling,
+        )
+        .unwrap();
+        let why = s.rows[0].diagnosis.as_deref().unwrap();
+        assert!(
+            why.contains("GEMM ceiling") && why.contains("67 %"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_gemv_ceiling_lowers_main_memory_bandwidth_of_matrix_launches_only() {
+        // GEMV ceiling 8 GB/s under the 10 GB/s DRAM roof. 1×4096×4096 fp32 moves
+        // (4096 + 4096² + 4096)·4 = 67,141,632 B: 8.392704 ms at 8 GB/s (hierarchical),
+        // 6.7141632 ms at 10 GB/s (DRAM-only). The 2^24 add (vector units, DRAM) keeps 10 GB/s:
+        // 201,326,592 B / 10e9 = 20.1326592 ms. The 2^18 add from L3 is untouched.
+        let ceilings = Ceilings {
+            gemm: None,
+            gemv: Some(Cited::new(BytesPerSec(8e9), "calibration GEMV")),
+            exp: None,
+        };
+        let s = check_suite(
+            &[
+                timing("gemv", vec![gemm(1, 4096, 4096)], 9e-3),
+                timing("add", vec![add(1 << 24)], 21e-3),
+            ],
+            &[],
+            &machine(),
+            Precision::Fp32,
+            &ceilings,
+        )
+        .unwrap();
+        let (g, a) = (&s.rows[0], &s.rows[1]);
+        assert!((g.predicted.get() - 8.392704e-3).abs() < 1e-12);
+        assert!((g.predicted_dram.get() - 6.7141632e-3).abs() < 1e-12);
+        assert_eq!(g.launches[0].bandwidth.get(), 8e9);
+        assert!((a.predicted.get() - 20.1326592e-3).abs() < 1e-12);
+        assert_eq!(a.launches[0].bandwidth.get(), 10e9);
+    }
+
+    #[test]
+    fn an_exp_ceiling_bounds_a_launch_by_its_exponentials() {
+        // A softmax-like launch: 2^24 elements, 2^24 e^x, 2^24·4 B read and written
+        // (134,217,728 B): 13.4217728 ms from DRAM at 10 GB/s. At 1e9 e^x/s its exponentials
+        // take 16.777216 ms: that is the prediction, compute-bound (an in-core ceiling).
+        // Measured 20 ms: error (20 − 16.777216) / 20 = 16.11 %; DRAM-only (20 − 13.42) / 20.
+        let mut l = add(1 << 24);
+        l.cost = Cost::new(5.0 * 16777216.0, 67108864.0, 67108864.0);
+        l.working_set = l.cost.bytes();
+        l.exps = 16777216.0;
+        let ceilings = Ceilings {
+            exp: Some(Cited::new(1e9, "calibration")),
+            ..Ceilings::NONE
+        };
+        let s = check_suite(
+            &[timing("softmax", vec![l.clone()], 20e-3)],
+            &[],
+            &machine(),
+            Precision::Fp32,
+            &ceilings,
+        )
+        .unwrap();
+        let r = &s.rows[0];
+        assert!((r.predicted.get() - 16.777216e-3).abs() < 1e-12);
+        assert!((r.predicted_dram.get() - 13.4217728e-3).abs() < 1e-12);
+        assert_eq!(r.bound, Bound::Compute);
+        assert!((r.error - (20.0 - 16.777216) / 20.0).abs() < 1e-9);
+        let why = r.diagnosis.as_deref().unwrap();
+        assert!(why.contains("e^x") && why.contains("16.777 ms"), "{why}");
+        // Without exponentials the ceiling does nothing: memory-bound, 13.42 ms.
+        l.exps = 0.0;
+        let s = check_suite(
+            &[timing("copy", vec![l], 20e-3)],
+            &[],
+            &machine(),
+            Precision::Fp32,
+            &ceilings,
+        )
+        .unwrap();
+        assert!((s.rows[0].predicted.get() - 13.4217728e-3).abs() < 1e-12);
+        assert_eq!(s.rows[0].bound, Bound::Memory);
+    }
+
+    #[test]
     fn a_slow_dram_kernel_is_explained_by_write_allocate() {
         // 2^24 elements: 2^24 × 12 = 201,326,592 B, 1/3 of it written; DRAM 10 GB/s:
         // 20.1326592 ms predicted. Measured 26.8 ms: error 24.88 %. With write-allocate the
@@ -610,6 +857,7 @@ mod tests {
             &[],
             &machine(),
             Precision::Fp32,
+            &Ceilings::NONE,
         )
         .unwrap();
         let r = &s.rows[0];

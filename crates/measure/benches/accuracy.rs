@@ -79,8 +79,14 @@ fn once(quick: bool) -> Result<f64, String> {
         .iter()
         .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
         .collect();
-    let check =
-        check_suite(&run.timings, &pairs, &device, Precision::Fp32).map_err(|e| e.to_string())?;
+    let check = check_suite(
+        &run.timings,
+        &pairs,
+        &device,
+        Precision::Fp32,
+        &run.ceilings,
+    )
+    .map_err(|e| e.to_string())?;
     let peak = device.peak(Precision::Fp32).map(|p| p.get()).unwrap_or(0.0);
     println!(
         "{} · {} threads · fp32 {:.1} GFLOP/s · {}",
@@ -97,6 +103,20 @@ fn once(quick: bool) -> Result<f64, String> {
             )))
             .collect::<Vec<_>>()
             .join(", ")
+    );
+    let c = &check.ceilings;
+    println!(
+        "ceilings (hierarchical only): GEMM {}, GEMV {}, e^x {}",
+        c.gemm.as_ref().map_or("-".into(), |g| format!(
+            "{:.1} GFLOP/s",
+            g.value.get() / 1e9
+        )),
+        c.gemv
+            .as_ref()
+            .map_or("-".into(), |g| format!("{:.1} GB/s", g.value.get() / 1e9)),
+        c.exp
+            .as_ref()
+            .map_or("-".into(), |e| format!("{:.2} G/s", e.value / 1e9)),
     );
     println!(
         "{:<36} {:>7} {:>12} {:>12} {:>7} {:>12} {:>7}",

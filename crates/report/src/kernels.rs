@@ -7,7 +7,7 @@ use crate::units::{human_bytes_per_s, human_flops_per_s, human_intensity, human_
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::device::{Device, MemoryKind};
 use roofline_core::precision::Precision;
-use roofline_core::prediction::SuiteCheck;
+use roofline_core::prediction::{Ceilings, SuiteCheck};
 use serde_json::json;
 use std::io::Write;
 
@@ -158,6 +158,46 @@ fn write_table(
         cx.target, cx.device.name, cx.roofline_source
     )?;
     writeln!(out, "{}", roofs_line(cx.device))?;
+    if let Some(c) = &check.ceilings.gemm {
+        let of_peak = cx
+            .device
+            .peak(Precision::Fp32)
+            .map(|p| format!(", {} of the fp32 peak", percent(c.value.get() / p.get(), 0)))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "GEMM ceiling {}{of_peak} ({})",
+            human_flops_per_s(c.value.get()),
+            c.source
+        )?;
+    }
+    if let Some(c) = &check.ceilings.gemv {
+        let of_main = cx
+            .device
+            .bandwidth()
+            .map(|b| format!(", {} of the DRAM roof", percent(c.value.get() / b.get(), 0)))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "GEMV ceiling {}{of_main} ({})",
+            human_bytes_per_s(c.value.get()),
+            c.source
+        )?;
+    }
+    if let Some(c) = &check.ceilings.exp {
+        writeln!(
+            out,
+            "e^x ceiling {:.2} G e^x/s ({})",
+            c.value / 1e9,
+            c.source
+        )?;
+    }
+    if check.ceilings != Ceilings::NONE {
+        writeln!(
+            out,
+            "(hierarchical: each launch also held against these ceilings, below the roofs: GEMM and GEMV for matrix-unit launches, e^x for launches that exponentiate; DRAM-only: the plain roofline)"
+        )?;
+    }
     writeln!(out)?;
     let mut t = new_table(&[
         "kernel",
@@ -312,6 +352,7 @@ pub(crate) mod tests {
                     cost: add,
                     compute: Compute::Vector,
                     working_set: add.bytes(),
+                    exps: 0.0,
                 }],
                 time: stat(25e-3),
                 caveat: None,
@@ -325,6 +366,7 @@ pub(crate) mod tests {
                     cost: gemm,
                     compute: Compute::Matrix(Precision::Fp32),
                     working_set: gemm.bytes(),
+                    exps: 0.0,
                 }],
                 time: stat(26e-3),
                 caveat: None,
@@ -335,6 +377,7 @@ pub(crate) mod tests {
             &[("pair", "add 16.8M", "gemm 1024×1024×1024")],
             &device(),
             Precision::Fp32,
+            &Ceilings::NONE,
         )
         .unwrap()
     }

@@ -89,7 +89,14 @@ pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> 
         .iter()
         .map(|(w, b, f)| (w.as_str(), b.as_str(), f.as_str()))
         .collect();
-    let check = check_suite(&run.timings, &pairs, &device, Precision::Fp32).map_err(|e| {
+    let check = check_suite(
+        &run.timings,
+        &pairs,
+        &device,
+        Precision::Fp32,
+        &run.ceilings,
+    )
+    .map_err(|e| {
         CliError::bad_input(
             format!("cannot predict the kernels from `{}`: {e}", device.id),
             Some(

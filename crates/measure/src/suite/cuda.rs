@@ -869,5 +869,6 @@ fn run_inner(opts: &SuiteOptions, progress: &mut dyn Progress) -> R<SuiteRun> {
             checked,
             "GEMMs are cuBLAS sgemm (fp32, no tensor cores); the flash and fused-chain kernels are plain CUDA C (fp32 FMA, shared-memory tiles), far from tuned".into(),
         ],
+        ceilings: roofline_core::prediction::Ceilings::NONE,
     })
 }

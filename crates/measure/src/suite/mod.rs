@@ -27,6 +27,7 @@ use crate::method::Method;
 use crate::{MeasureError, Progress};
 use cpu::{AttentionShape, ChainShape};
 use rayon::prelude::*;
+use roofline_core::cited::Cited;
 use roofline_core::fusion::{chain_graph, plan, plan_chain, ChainSpec, Preset};
 use roofline_core::measured::Stat;
 use roofline_core::ops::{
@@ -34,8 +35,8 @@ use roofline_core::ops::{
     ADD_FLOPS_PER_ELEMENT, MUL_FLOPS_PER_ELEMENT, SILU_FLOPS_PER_ELEMENT,
 };
 use roofline_core::precision::Precision;
-use roofline_core::prediction::{KernelTiming, Launch};
-use roofline_core::units::Bytes;
+use roofline_core::prediction::{Ceilings, KernelTiming, Launch};
+use roofline_core::units::{Bytes, BytesPerSec, FlopPerSec};
 use std::time::Instant;
 
 /// The precision of every kernel of the suite.
@@ -45,6 +46,14 @@ pub const FLASH_BLOCK: usize = 64;
 /// Tokens per block of the CPU fused chain (a 64 × f fp32 intermediate: 172 KiB at f = 688, in
 /// L2).
 pub const CHAIN_BLOCK: usize = 64;
+
+/// The calibration GEMM of the GEMM ceiling, n × n × n fp32: a square shape none of the
+/// suite's entries has (their squares are 512 and 2048).
+pub const CEILING_GEMM: usize = 1024;
+
+/// The calibration GEMV of the GEMV ceiling, 1 × n × k fp32 (256 MiB of weights, from main
+/// memory): a shape none of the suite's decode projections has (4096 and 11008 wide).
+pub const CEILING_GEMV: (usize, usize) = (8192, 8192);
 
 /// One entry of the suite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,7 +211,7 @@ impl Spec {
         let exp = "e^x is a polynomial of about 15 FLOP, counted as 1 by the cost model; where vector throughput is low (AMD Zen 1 splits every 256-bit operation in two) that makes the kernel bound by its instructions, not by memory";
         match *self {
             Spec::Gemm { m: 1, .. } => Some(
-                "a GEMV (m = 1) through gemm: each thread streams its slice of the weights once, one stream per thread; where DRAM bandwidth grows with the streams in flight, that stays below the roof".into(),
+                "a GEMV (m = 1) through gemm: each thread streams its slice of the weights once, one stream per thread; where DRAM bandwidth grows with the streams in flight, that stays below the roof (the GEMV ceiling, measured on another shape, holds it there)".into(),
             ),
             Spec::SiluMul { .. } => Some(format!("SiLU's e^x and divide: {exp}")),
             Spec::Softmax { .. } => Some(format!(
@@ -226,12 +235,17 @@ impl Spec {
     /// A chain the analysis rejects (never for the suite's shapes).
     pub fn launches(&self) -> Result<Vec<Launch>, MeasureError> {
         let p = PRECISION;
-        let plain = |name: &str, cost: Cost, compute: Compute| Launch {
+        // `exps`: the e^x evaluations of the kernel as written in `cpu.rs`/`vector.rs`.
+        let with_exps = |name: &str, cost: Cost, compute: Compute, exps: f64| Launch {
             name: name.to_string(),
             cost,
             compute,
             working_set: cost.bytes(),
+            exps,
         };
+        let plain = |name: &str, cost: Cost, compute: Compute| with_exps(name, cost, compute, 0.0);
+        // Causal attention over `s` keys, `h` heads: query i sees keys 0..=i.
+        let causal_scores = |h: u64, s: u64| (h * s * (s + 1) / 2) as f64;
         let u = |x: usize| x as u64;
         Ok(match *self {
             Spec::Gemm { m, n, k, .. } => vec![plain(
@@ -250,7 +264,7 @@ impl Spec {
                 .cost(),
                 Compute::Vector,
             )],
-            Spec::SiluMul { n } => vec![plain(
+            Spec::SiluMul { n } => vec![with_exps(
                 "silu_mul",
                 Elementwise {
                     elements: u(n),
@@ -260,6 +274,7 @@ impl Spec {
                 }
                 .cost(),
                 Compute::Vector,
+                n as f64,
             )],
             Spec::RmsNorm { rows, cols, .. } => vec![plain(
                 "rmsnorm",
@@ -272,7 +287,7 @@ impl Spec {
                 .cost(),
                 Compute::Vector,
             )],
-            Spec::Softmax { rows, cols } => vec![plain(
+            Spec::Softmax { rows, cols } => vec![with_exps(
                 "softmax",
                 Softmax {
                     rows: u(rows),
@@ -282,6 +297,7 @@ impl Spec {
                 }
                 .cost(),
                 Compute::Vector,
+                (rows * cols) as f64,
             )],
             Spec::AttentionMaterialised(a) => {
                 // As the decoder's unfused attention: qk_matmul, softmax (scale and mask in
@@ -300,7 +316,7 @@ impl Spec {
                 };
                 vec![
                     plain("qk_matmul", bmm(s, s, d).cost(), Compute::Matrix(p)),
-                    plain(
+                    with_exps(
                         "softmax",
                         Softmax {
                             rows: h * s,
@@ -310,6 +326,8 @@ impl Spec {
                         }
                         .cost(),
                         Compute::Vector,
+                        // The masked scores are written as 0, not exponentiated.
+                        causal_scores(h, s),
                     ),
                     plain("sv_matmul", bmm(s, d, s).cost(), Compute::Matrix(p)),
                 ]
@@ -330,11 +348,23 @@ impl Spec {
                     act: p,
                     kv: p,
                 };
+                // One e^x per visible score, and one correction e^(m_old − m) per query row
+                // per key block it visits (block b's rows visit blocks 0..=b).
+                let (h, s) = (u(a.heads), u(a.seq));
+                let blocks = s.div_ceil(FLASH_BLOCK as u64);
+                let corrections = (0..blocks)
+                    .map(|b| {
+                        let rows = (FLASH_BLOCK as u64).min(s - b * FLASH_BLOCK as u64);
+                        rows * (b + 1)
+                    })
+                    .sum::<u64>()
+                    * h;
                 vec![Launch {
                     name: "flash_attention".into(),
                     cost: fa.cost(),
                     compute: Compute::Matrix(p),
                     working_set: Bytes(f32_bytes(4 * a.qkv_len())),
+                    exps: causal_scores(h, s) + corrections as f64,
                 }]
             }
             Spec::ChainSeparate(c) | Spec::ChainFused(c) => {
@@ -355,7 +385,13 @@ impl Spec {
                             .filter_map(|&i| labels.get(i).cloned())
                             .collect::<Vec<_>>()
                             .join("+");
-                        plain(&name, k.cost, k.compute)
+                        // The SiLU's e^x, one per element of the t × f intermediate.
+                        let exps = if name.contains("silu") {
+                            (c.tokens * c.intermediate) as f64
+                        } else {
+                            0.0
+                        };
+                        with_exps(&name, k.cost, k.compute, exps)
                     })
                     .collect()
             }
@@ -860,6 +896,11 @@ pub struct SuiteRun {
     pub method: String,
     /// Caveats, one line each (GPU: each kernel's check against the CPU reference).
     pub notes: Vec<String>,
+    /// The matrix library's ceilings for the hierarchical prediction
+    /// ([`roofline_core::prediction::Ceilings`]): its GEMM on [`CEILING_GEMM`]³ and its GEMV on
+    /// [`CEILING_GEMV`]. Measured when an entry runs on the matrix units; none otherwise, and
+    /// none on the GPU.
+    pub ceilings: Ceilings,
 }
 
 pub(crate) fn selected(suite: Suite, only: &[String]) -> Suite {
@@ -885,7 +926,26 @@ pub fn run_cpu(opts: &SuiteOptions, progress: &mut dyn Progress) -> Result<Suite
     check_only(&opts.only, false, opts.quick)?;
     let suite = selected(cpu_suite(opts.quick), &opts.only);
     let method = kernel_method(opts.quick);
-    progress.start(suite.specs.len() as u64);
+    let (mut on_matrix, mut with_exps) = (false, false);
+    for spec in &suite.specs {
+        for l in spec.launches()? {
+            on_matrix |= matches!(l.compute, Compute::Matrix(_));
+            with_exps |= l.exps > 0.0;
+        }
+    }
+    progress.start(suite.specs.len() as u64 + 2 * u64::from(on_matrix) + u64::from(with_exps));
+    let mut ceilings = Ceilings::NONE;
+    if on_matrix {
+        progress.step(&format!("GEMM ceiling: gemm {CEILING_GEMM}³"));
+        ceilings.gemm = Some(gemm_ceiling(&method)?);
+        let (n, k) = CEILING_GEMV;
+        progress.step(&format!("GEMV ceiling: gemm 1×{n}×{k}"));
+        ceilings.gemv = Some(gemv_ceiling(&method)?);
+    }
+    if with_exps {
+        progress.step("e^x ceiling");
+        ceilings.exp = Some(exp_ceiling(&method)?);
+    }
     let mut timings = Vec::with_capacity(suite.specs.len());
     for spec in &suite.specs {
         progress.step(&spec.name());
@@ -911,7 +971,117 @@ pub fn run_cpu(opts: &SuiteOptions, progress: &mut dyn Progress) -> Result<Suite
             method.describe()
         ),
         notes: Vec::new(),
+        ceilings,
     })
+}
+
+/// Times `m × n × k` through the suite's GEMM door with every thread (the suite's method):
+/// the cost model's FLOPs and bytes of it, and its median seconds.
+fn time_calibration(
+    method: &Method,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> Result<(Cost, Stat), MeasureError> {
+    use matmul::{matmul, Threads, View};
+    let (a, b, mut c) = (
+        filled(m * k, seed)?,
+        filled(k * n, seed + 1)?,
+        zeros(m * n)?,
+    );
+    let time = time_kernel(method, &mut || {
+        matmul(
+            &mut c,
+            n,
+            View::row_major(&a, m, k),
+            View::row_major(&b, k, n),
+            false,
+            Threads::All,
+        )
+    })?;
+    Ok((
+        Gemm::uniform(m as u64, n as u64, k as u64, PRECISION).cost(),
+        time,
+    ))
+}
+
+fn calibration_source(what: &str, (m, n, k): (usize, usize, usize), time: &Stat) -> String {
+    format!(
+        "the gemm crate on a {m}×{n}×{k} fp32 {what} (a calibration shape outside the suite), {} threads, median of {} repetitions: {:.3} ms",
+        rayon::current_num_threads(),
+        time.samples,
+        time.median * 1e3
+    )
+}
+
+/// The GEMM ceiling: the FLOP/s of the `gemm` crate on the [`CEILING_GEMM`]³ calibration
+/// shape (2·n³ / median time), with how it was measured.
+///
+/// # Errors
+/// Not enough memory for the operands.
+pub fn gemm_ceiling(method: &Method) -> Result<Cited<FlopPerSec>, MeasureError> {
+    let shape = (CEILING_GEMM, CEILING_GEMM, CEILING_GEMM);
+    let (cost, time) = time_calibration(method, shape, 5)?;
+    Ok(Cited::new(
+        FlopPerSec(cost.flops.get() / time.median),
+        calibration_source("GEMM", shape, &time),
+    ))
+}
+
+/// The GEMV ceiling: the bytes/s the `gemm` crate's GEMV draws on the 1 × [`CEILING_GEMV`]
+/// calibration shape (the cost model's bytes / median time), with how it was measured.
+///
+/// # Errors
+/// Not enough memory for the operands.
+pub fn gemv_ceiling(method: &Method) -> Result<Cited<BytesPerSec>, MeasureError> {
+    let shape = (1, CEILING_GEMV.0, CEILING_GEMV.1);
+    let (cost, time) = time_calibration(method, shape, 7)?;
+    Ok(Cited::new(
+        BytesPerSec(cost.bytes().get() / time.median),
+        calibration_source("GEMV", shape, &time),
+    ))
+}
+
+/// Elements of the e^x ceiling's calibration row: 16 KiB of fp32, in L1.
+pub const CEILING_EXP_ROW: usize = 4096;
+
+/// The e^x ceiling: e^x evaluations per second of the suite's exponential (softmax's
+/// exponential pass, [`vector::exp_in_place`]) on one L1-resident row of [`CEILING_EXP_ROW`]
+/// elements per thread, passed over 64 times per execution on every thread.
+///
+/// # Errors
+/// Not enough memory (it needs a row per thread).
+pub fn exp_ceiling(method: &Method) -> Result<Cited<f64>, MeasureError> {
+    const PASSES: usize = 64;
+    let threads = rayon::current_num_threads().max(1);
+    let mut rows = Vec::with_capacity(threads);
+    for t in 0..threads {
+        rows.push(filled(CEILING_EXP_ROW, 11 + t as u64)?);
+    }
+    let time = time_kernel(method, &mut || {
+        let sum: f32 = rows
+            .par_iter_mut()
+            .map(|row| {
+                let mut s = 0.0;
+                for _ in 0..PASSES {
+                    // Scale 1/64, shift 1: values stay near e^−1, never overflow.
+                    s += vector::exp_in_place(row, 1.0 / 64.0, 1.0);
+                }
+                s
+            })
+            .sum();
+        std::hint::black_box(sum);
+        Ok(())
+    })?;
+    let exps = (threads * PASSES * CEILING_EXP_ROW) as f64;
+    Ok(Cited::new(
+        exps / time.median,
+        format!(
+            "softmax's exponential pass over a {CEILING_EXP_ROW}-element row in L1, {PASSES} passes on each of {threads} threads ({}), median of {} repetitions: {:.3} ms",
+            if vector::fast() { "AVX2 + FMA" } else { "SSE2" },
+            time.samples,
+            time.median * 1e3
+        ),
+    ))
 }
 
 fn no_match(only: &[String], suite: &Suite) -> MeasureError {

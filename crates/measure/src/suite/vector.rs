@@ -209,6 +209,10 @@ mod avx2 {
     pub(super) unsafe fn exp(x: f32) -> f32 {
         super::exp_with::<true>(x)
     }
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn exp_in_place(x: &mut [f32], scale: f32, m: f32) -> f32 {
+        super::exp_shifted_in_place::<true>(x, scale, m)
+    }
 }
 
 /// Whether this CPU runs the AVX2 + FMA copies.
@@ -240,6 +244,12 @@ macro_rules! dispatch {
 /// e^x ([`exp_with`]) with fused multiply-adds where the CPU has them.
 pub fn exp(x: f32) -> f32 {
     dispatch!(exp(x), exp_with)
+}
+
+/// `x[j] ← e^(scale·x[j] − m)` in place, returning their sum: softmax's exponential pass, alone
+/// (the calibration kernel of the e^x ceiling).
+pub fn exp_in_place(x: &mut [f32], scale: f32, m: f32) -> f32 {
+    dispatch!(exp_in_place(x, scale, m), exp_shifted_in_place)
 }
 
 /// `out[i] = silu(g[i]) · u[i]` over the shortest of the three.
@@ -306,6 +316,22 @@ mod tests {
         // Clamped far out: no inf, no NaN.
         assert!(exp(-1000.0) > 0.0 && exp(-1000.0) < 1e-37);
         assert!(exp(1000.0).is_finite());
+    }
+
+    #[test]
+    fn exp_in_place_by_hand() {
+        // [0, ln 2, ln 3 + 1] with scale 1 and m = 1: e^(−1), 2/e, 3; 17 elements so the
+        // remainder path runs too (16 per chunk).
+        let mut x = [0.0f32; 17];
+        x[1] = 2f32.ln();
+        x[16] = 3f32.ln() + 1.0;
+        let sum = exp_in_place(&mut x, 1.0, 1.0);
+        let e = std::f32::consts::E;
+        assert!((x[0] - 1.0 / e).abs() < 1e-7 && (x[1] - 2.0 / e).abs() < 1e-6);
+        assert!((x[16] - 3.0).abs() < 1e-6);
+        // 15 zeros → e^(−1) each, plus 2/e, plus 3.
+        let want = 15.0 / e + 2.0 / e + 3.0;
+        assert!((sum - want).abs() < 1e-5, "{sum} vs {want}");
     }
 
     #[test]
