@@ -52,6 +52,9 @@ pub struct KernelsChart {
     pub memory: Vec<Roof>,
     /// Compute roofs (fp32).
     pub compute: Vec<Roof>,
+    /// The GEMM ceiling the hierarchical prediction held matrix-unit launches against, where
+    /// it is below the compute roof; drawn dashed.
+    pub ceiling: Option<Roof>,
     /// The kernels.
     pub points: Vec<KernelPoint>,
 }
@@ -105,6 +108,22 @@ impl KernelsChart {
             })
             .into_iter()
             .collect();
+        let peak = device
+            .peak(Precision::Fp32)
+            .map(|p| p.get())
+            .unwrap_or(f64::INFINITY);
+        let ceiling = check
+            .ceilings
+            .gemm
+            .as_ref()
+            .map(|c| c.value.get())
+            .filter(|&c| c > 0.0 && c < peak)
+            .map(|c| Roof {
+                label: format!("GEMM ceiling {}", human_flops_per_s(c)),
+                value: c,
+                theoretical: false,
+                color: (211, 84, 0),
+            });
         let points = check
             .rows
             .iter()
@@ -129,6 +148,7 @@ impl KernelsChart {
             ),
             memory,
             compute,
+            ceiling,
             points,
         }
     }
@@ -303,6 +323,30 @@ pub fn render_svg(chart: &KernelsChart) -> Result<String, PlotError> {
                 anchor: "end",
             });
         }
+        if let Some(r) = &chart.ceiling {
+            let color = RGBColor(r.color.0, r.color.1, r.color.2);
+            let xa = if fastest > 0.0 {
+                (r.value / fastest).max(x0)
+            } else {
+                x0
+            };
+            ch.draw_series(DashedLineSeries::new(
+                vec![(xa, r.value), (x1, r.value)],
+                8,
+                5,
+                color.stroke_width(2),
+            ))
+            .map_err(pe)?;
+            // Below the line, from its left end: the peak's label sits above the line's right end.
+            let (px, py) = ch.backend_coord(&(xa, r.value));
+            labels.push(Label {
+                x: f64::from(px) + 6.0,
+                y: f64::from(py) + 18.0,
+                text: r.label.clone(),
+                color: r.color,
+                anchor: "start",
+            });
+        }
         // Kernels: a joining line, the predicted point hollow, the measured point filled, the
         // number beside the measured point. Written as plain SVG so tests can find them.
         for p in &chart.points {
@@ -424,7 +468,25 @@ mod tests {
         assert_eq!(svg.matches(r#"class="join""#).count(), 2);
         assert_eq!(svg.matches(r#"class="roof-label""#).count(), 3);
         assert!(svg.contains("1 add 16.8M (DRAM) · 19 %"), "legend");
+        // No ceiling in this check: none drawn.
+        assert!(c.ceiling.is_none() && !svg.contains("GEMM ceiling"));
         let png = render(&c, PlotFormat::Png).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+
+    #[test]
+    fn a_gemm_ceiling_below_the_peak_is_drawn_and_labelled() {
+        use roofline_core::cited::Cited;
+        use roofline_core::units::FlopPerSec;
+        let mut chk = check();
+        // 80 GFLOP/s under the test chip's 100 GFLOP/s peak: drawn; 120 would not be.
+        chk.ceilings.gemm = Some(Cited::new(FlopPerSec(80e9), "test"));
+        let c = KernelsChart::new(&chk, &device(), "test");
+        assert_eq!(c.ceiling.as_ref().map(|r| r.value), Some(80e9));
+        let svg = render_svg(&c).unwrap();
+        assert!(svg.contains("GEMM ceiling 80.0 GFLOP/s"), "label");
+        assert_eq!(svg.matches(r#"class="roof-label""#).count(), 4);
+        chk.ceilings.gemm = Some(Cited::new(FlopPerSec(120e9), "test"));
+        assert!(KernelsChart::new(&chk, &device(), "test").ceiling.is_none());
     }
 }
