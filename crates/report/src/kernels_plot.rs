@@ -302,13 +302,17 @@ pub fn render_svg(chart: &KernelsChart) -> Result<String, PlotError> {
                 anchor: "start",
             });
         }
-        for r in &chart.compute {
-            let color = RGBColor(r.color.0, r.color.1, r.color.2);
-            let xa = if fastest > 0.0 {
-                (r.value / fastest).max(x0)
+        // Where a compute roof at `value` meets the fastest memory roof (its left end).
+        let left_end = |value: f64| {
+            if fastest > 0.0 {
+                (value / fastest).max(x0)
             } else {
                 x0
-            };
+            }
+        };
+        for r in &chart.compute {
+            let color = RGBColor(r.color.0, r.color.1, r.color.2);
+            let xa = left_end(r.value);
             ch.draw_series(LineSeries::new(
                 vec![(xa, r.value), (x1, r.value)],
                 color.stroke_width(2),
@@ -325,11 +329,7 @@ pub fn render_svg(chart: &KernelsChart) -> Result<String, PlotError> {
         }
         if let Some(r) = &chart.ceiling {
             let color = RGBColor(r.color.0, r.color.1, r.color.2);
-            let xa = if fastest > 0.0 {
-                (r.value / fastest).max(x0)
-            } else {
-                x0
-            };
+            let xa = left_end(r.value);
             ch.draw_series(DashedLineSeries::new(
                 vec![(xa, r.value), (x1, r.value)],
                 8,

@@ -767,22 +767,9 @@ pub struct Built {
 /// Not enough memory.
 pub fn build_cpu(spec: &Spec) -> Result<Built, MeasureError> {
     use cpu::*;
-    use matmul::{matmul, Threads, View};
     let launches = spec.launches()?;
     let run: Box<dyn FnMut() -> Result<(), MeasureError>> = match *spec {
-        Spec::Gemm { m, n, k, .. } => {
-            let (a, b, mut c) = (filled(m * k, 1)?, filled(k * n, 2)?, zeros(m * n)?);
-            Box::new(move || {
-                matmul(
-                    &mut c,
-                    n,
-                    View::row_major(&a, m, k),
-                    View::row_major(&b, k, n),
-                    false,
-                    Threads::All,
-                )
-            })
-        }
+        Spec::Gemm { m, n, k, .. } => gemm_kernel((m, n, k), 1)?,
         Spec::Add { n, .. } => {
             let (a, b, mut o) = (filled(n, 1)?, filled(n, 2)?, zeros(n)?);
             Box::new(move || {
@@ -975,20 +962,19 @@ pub fn run_cpu(opts: &SuiteOptions, progress: &mut dyn Progress) -> Result<Suite
     })
 }
 
-/// Times `m × n × k` through the suite's GEMM door with every thread (the suite's method):
-/// the cost model's FLOPs and bytes of it, and its median seconds.
-fn time_calibration(
-    method: &Method,
+/// One execution of `C = A·B`, `m × n × k` fp32 row-major, through the suite's GEMM door with
+/// every thread; A and B filled from `seed` and `seed + 1`.
+fn gemm_kernel(
     (m, n, k): (usize, usize, usize),
     seed: u64,
-) -> Result<(Cost, Stat), MeasureError> {
+) -> Result<Box<dyn FnMut() -> Result<(), MeasureError>>, MeasureError> {
     use matmul::{matmul, Threads, View};
     let (a, b, mut c) = (
         filled(m * k, seed)?,
         filled(k * n, seed + 1)?,
         zeros(m * n)?,
     );
-    let time = time_kernel(method, &mut || {
+    Ok(Box::new(move || {
         matmul(
             &mut c,
             n,
@@ -997,7 +983,18 @@ fn time_calibration(
             false,
             Threads::All,
         )
-    })?;
+    }))
+}
+
+/// Times `m × n × k` through the suite's GEMM door with every thread (the suite's method):
+/// the cost model's FLOPs and bytes of it, and its median seconds.
+fn time_calibration(
+    method: &Method,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> Result<(Cost, Stat), MeasureError> {
+    let mut run = gemm_kernel((m, n, k), seed)?;
+    let time = time_kernel(method, &mut *run)?;
     Ok((
         Gemm::uniform(m as u64, n as u64, k as u64, PRECISION).cost(),
         time,
