@@ -438,7 +438,7 @@ pub struct MeasureArgs {
     #[arg(long)]
     pub gpu: bool,
     /// CUDA device ordinal for --gpu.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, requires = "gpu")]
     pub device: u32,
     /// `--plot FILE` draws the hierarchical roofline (`.svg` or `.png`); `--force` overwrites
     /// --plot and --out.
@@ -473,7 +473,7 @@ pub struct MeasureKernelsArgs {
     #[arg(long)]
     pub gpu: bool,
     /// CUDA device ordinal for --gpu.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, requires = "gpu")]
     pub device: u32,
     /// `--plot FILE` draws the measured and predicted points on the hierarchical roofline
     /// (`.svg` or `.png`); `--force` overwrites it.

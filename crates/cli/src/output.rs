@@ -72,8 +72,9 @@ pub(crate) fn check_output(path: &Path, force: bool, flag: &str) -> Result<(), C
 /// Creates the output file `path`: a new file, or truncates an existing one only when `force`.
 ///
 /// # Errors
-/// The errors of [`check_output`]; a file that appeared since (without `--force`); an I/O
-/// failure (permissions, full disk) as an internal error naming the path.
+/// The errors of [`check_output`]; a file that appeared since (without `--force`); a path that
+/// cannot hold a file (permissions, a read-only or virtual file system) as bad input; any other
+/// I/O failure (a full disk) as an internal error naming the path.
 pub(crate) fn create_output(path: &Path, force: bool) -> Result<File, CliError> {
     check_output(path, force, "output")?;
     let mut opts = OpenOptions::new();
@@ -84,10 +85,20 @@ pub(crate) fn create_output(path: &Path, force: bool) -> Result<File, CliError> 
         opts.create_new(true);
     }
     opts.open(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
+        use std::io::ErrorKind;
+        if e.kind() == ErrorKind::AlreadyExists {
             CliError::bad_input(
                 format!("`{}` already exists; it is not overwritten", path.display()),
                 Some("pass --force to overwrite it, or choose another path".into()),
+            )
+        } else if matches!(
+            e.kind(),
+            ErrorKind::PermissionDenied | ErrorKind::NotFound | ErrorKind::ReadOnlyFilesystem
+        ) {
+            // The path the user named cannot hold a file: their input, not our fault.
+            CliError::bad_input(
+                format!("cannot create `{}`: {e}", path.display()),
+                Some("choose a path in a folder you can write to".into()),
             )
         } else {
             internal(format!("cannot write `{}`: {e}", path.display()))

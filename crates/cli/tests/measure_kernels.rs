@@ -224,6 +224,28 @@ fn bad_input_exits_2_naming_the_flag() {
         .args(["measure", "--quick", "kernels"])
         .assert()
         .code(2);
+    // One name of several that matches nothing is a typo, not a filter: refused, named.
+    roofline()
+        .args(["measure", "kernels", "--only", "gemm,nosuch"])
+        .assert()
+        .code(2)
+        .stderr(contains("`--only nosuch` matches no kernel"));
+    for empty in ["", ",", "gemm,"] {
+        roofline()
+            .args(["measure", "kernels", "--only", empty])
+            .assert()
+            .code(2)
+            .stderr(contains("empty name"));
+    }
+    // A CUDA ordinal without --gpu would be ignored: refused instead.
+    for cmd in [&["measure", "kernels"][..], &["measure"][..]] {
+        roofline()
+            .args(cmd)
+            .args(["--device", "3"])
+            .assert()
+            .code(2)
+            .stderr(contains("--gpu"));
+    }
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -236,4 +258,23 @@ fn gpu_without_the_feature_is_a_usage_error() {
         .code(2)
         .stderr(contains("`cuda` feature"))
         .stderr(contains("--features cuda"));
+}
+
+#[test]
+fn a_gpu_chip_for_cpu_kernels_is_said() {
+    // The prediction still runs (the user may want the comparison), with a note saying what it
+    // compares.
+    roofline()
+        .args([
+            "measure",
+            "kernels",
+            "--quick",
+            "--only",
+            "add 262k",
+            "--hardware",
+            "a6000",
+        ])
+        .assert()
+        .success()
+        .stdout(contains("`a6000` describes a GPU"));
 }

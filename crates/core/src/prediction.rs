@@ -360,11 +360,12 @@ fn pct(x: f64) -> String {
 }
 
 fn rate(v: f64, unit: &str) -> String {
-    let (s, p) = if v >= 1e12 {
+    // The prefix of the value as printed (one decimal): 999.99e6 prints as 1.0 G, not 1000.0 M.
+    let (s, p) = if v >= 0.99995e12 {
         (1e12, "T")
-    } else if v >= 1e9 {
+    } else if v >= 0.99995e9 {
         (1e9, "G")
-    } else if v >= 1e6 {
+    } else if v >= 0.99995e6 {
         (1e6, "M")
     } else {
         (1.0, "")
@@ -411,6 +412,15 @@ pub fn diagnose(row: &KernelCheck) -> Option<String> {
             rate(main.peak.get(), "FLOP/s"),
             pct(row.achieved.get() / main.peak.get()),
         ),
+        (Bound::Compute, false) if exp_bound => {
+            let exps: f64 = row.launches.iter().map(|l| l.exps).sum();
+            let exp_time: f64 = row.launches.iter().map(|l| l.exp_time.get()).sum();
+            format!(
+                "bound by its e^x evaluations, but faster than the e^x ceiling ({} e^x/s against {} e^x/s): the ceiling was measured low (a busy machine: its calibration runs on every thread at once)",
+                rate(exps / row.measured.median, ""),
+                rate(exps / exp_time, ""),
+            )
+        }
         (Bound::Compute, false) => format!(
             "compute-bound, but faster than its roof ({} against {}): the roof was measured low (a busy machine, or a calibration GEMM slower than this shape)",
             rate(row.achieved.get(), "FLOP/s"),
@@ -833,6 +843,21 @@ mod tests {
         assert!((r.error - (20.0 - 16.777216) / 20.0).abs() < 1e-9);
         let why = r.diagnosis.as_deref().unwrap();
         assert!(why.contains("e^x") && why.contains("16.777 ms"), "{why}");
+        // Faster than the ceiling allows (14 ms < 16.78 ms, error 19.8 %): the ceiling was
+        // measured low, said with both rates: 16,777,216 / 14 ms = 1.2 G e^x/s against 1.0 G.
+        let s = check_suite(
+            &[timing("softmax", vec![l.clone()], 14e-3)],
+            &[],
+            &machine(),
+            Precision::Fp32,
+            &ceilings,
+        )
+        .unwrap();
+        let why = s.rows[0].diagnosis.as_deref().unwrap();
+        assert!(
+            why.contains("faster than the e^x ceiling (1.2 G e^x/s against 1.0 G e^x/s)"),
+            "{why}"
+        );
         // Without exponentials the ceiling does nothing: memory-bound, 13.42 ms.
         l.exps = 0.0;
         let s = check_suite(

@@ -162,7 +162,15 @@ fn write_table(
         let of_peak = cx
             .device
             .peak(Precision::Fp32)
-            .map(|p| format!(", {} of the fp32 peak", percent(c.value.get() / p.get(), 0)))
+            .map(|p| {
+                let share = c.value.get() / p.get();
+                let low = if share > 1.0 {
+                    " (above the peak: the peak was measured low, on a busy machine; the peak is used)"
+                } else {
+                    ""
+                };
+                format!(", {} of the fp32 peak{low}", percent(share, 0))
+            })
             .unwrap_or_default();
         writeln!(
             out,

@@ -23,12 +23,13 @@ pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> 
         Some(p) => Some(super::plot::check_plot_path(p, a.plot.force)?),
         None => None,
     };
-    let only: Vec<String> = a
-        .only
-        .iter()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
+    let only: Vec<String> = a.only.iter().map(|s| s.trim().to_string()).collect();
+    if only.iter().any(String::is_empty) {
+        return Err(CliError::bad_input(
+            format!("`--only {}` has an empty name", a.only.join(",")),
+            Some("name kernels by part of their name, comma-separated: `--only gemm,chain`; leave --only out for all".into()),
+        ));
+    }
     check_only(&only, a.gpu, a.quick)?;
     let given = match &a.hardware {
         Some(h) => Some(find_device(h)?),
@@ -119,12 +120,19 @@ pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> 
         })?;
         write_output(path, a.plot.force, &bytes)?;
     }
+    let mut notes = run.notes.clone();
+    if a.hardware.is_some() && !a.gpu && device.sm_count.is_some() {
+        notes.push(format!(
+            "`{}` describes a GPU (it has SMs) but the kernels ran on this CPU: the predictions hold CPU kernels against a GPU's roofs; pass a chip file of this machine (`roofline measure --out host.toml`), or leave --hardware out to measure it now",
+            device.id
+        ));
+    }
     let cx = KernelsContext {
         device: &device,
         roofline_source: source,
         target,
         method: run.method.clone(),
-        notes: run.notes.clone(),
+        notes,
     };
     write_kernels(&check, &cx, a.format.format.into(), out)?;
     Ok(())
