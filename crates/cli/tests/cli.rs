@@ -1,35 +1,13 @@
 //! End-to-end tests of the `roofline` binary: exit codes, stdout and stderr together.
 //! Numbers asserted here come from hand arithmetic written next to them.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{bad_input, json_of, roofline, shared};
 use predicates::prelude::*;
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::path::PathBuf;
-
-fn roofline() -> Command {
-    Command::cargo_bin("roofline").expect("binary builds")
-}
-
-/// A path under the shared data folder beside the repository.
-fn shared(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
-        .join(path)
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let out = roofline()
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON")
-}
 
 fn op<'a>(stage: &'a Value, name: &str) -> &'a Value {
     stage["ops"]
@@ -164,15 +142,7 @@ const GOOD: &str = r#"{"architectures":["LlamaForCausalLM"],"hidden_size":4096,"
 
 fn bad_config(text: &str, needle: &str) {
     let (_d, p) = write_temp("config.json", text);
-    roofline()
-        .arg("analyze")
-        .arg(&p)
-        .assert()
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::starts_with("error: "))
-        .stderr(predicate::str::contains(needle))
-        .stderr(predicate::str::contains("hint: "));
+    bad_input(&[OsStr::new("analyze"), p.as_os_str()], needle);
 }
 
 #[test]

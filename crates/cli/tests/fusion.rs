@@ -1,31 +1,14 @@
 //! End-to-end tests of fusion: `analyze --fusion` and `fuse --chain`, against hand arithmetic.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{json_of, roofline};
 use predicates::prelude::*;
-use serde_json::Value;
-
-fn roofline() -> Command {
-    Command::cargo_bin("roofline").expect("binary builds")
-}
-
-fn json(args: &[&str]) -> Value {
-    let out = roofline()
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 #[test]
 fn analyze_fusion_presets_report_kernels_per_layer() {
     for (preset, kernels) in [("eager", 18), ("compiled", 13), ("max", 5)] {
-        let v = json(&[
+        let v = json_of(&[
             "analyze",
             "llama-2-7b",
             "--hardware",
@@ -52,7 +35,7 @@ fn analyze_fusion_presets_report_kernels_per_layer() {
 #[test]
 fn launch_overhead_override() {
     // Eager decode: 18·32 + 3 = 579 kernels × 7 µs.
-    let v = json(&[
+    let v = json_of(&[
         "analyze",
         "--stage",
         "decode",
@@ -73,7 +56,7 @@ fn launch_overhead_override() {
 
 #[test]
 fn seed_chain_bytes_and_feasibility() {
-    let v = json(&[
+    let v = json_of(&[
         "fuse",
         "--chain",
         "rmsnorm,linear,silu,linear",

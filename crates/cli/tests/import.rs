@@ -2,21 +2,15 @@
 //! codes, stdout and stderr. Numbers come from the sample files, read by hand, and hand
 //! arithmetic written next to them.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{bad_input, json_of, roofline, shared};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::PathBuf;
 
-fn roofline() -> Command {
-    Command::cargo_bin("roofline").expect("binary builds")
-}
-
 fn samples(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/refs/samples")
-        .join(name)
-        .display()
-        .to_string()
+    shared("refs/samples").join(name).display().to_string()
 }
 
 fn fixture(name: &str) -> String {
@@ -41,29 +35,12 @@ const TRACE: &str = "SYNTHETIC_small_llama_cpu_trace.json";
 const REAL_TRACE: &str = "small-llama-cpu-trace.json";
 
 fn this_cpu() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scripts/small-llama/this-cpu.toml")
-        .display()
-        .to_string()
+    common::this_cpu().display().to_string()
 }
 
-fn json(args: &[&str]) -> Value {
-    let out = roofline()
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON")
-}
-
+/// Whether `v` is a number within 1e-9 of `expect`, relative to `expect`.
 fn close(v: &Value, expect: f64) -> bool {
-    let x = v.as_f64().unwrap_or(f64::NAN);
-    (x - expect).abs() <= 1e-9 * expect.abs()
+    common::close(v.as_f64().unwrap_or(f64::NAN), expect, 1e-9)
 }
 
 #[test]
@@ -89,7 +66,7 @@ fn ncu_triad_on_the_h200_by_hand() {
     // 134.22 + 67.11 Mbyte = 201.33e6 B in 52.10 µs; H200 4.8 TB/s: roofline time
     // 201.33e6 / 4.8e12 = 41.94375 µs, 80.51 % of the roof, 10.15625 µs lost; AI =
     // 33,554,432 / 201.33e6 = 0.1667 < ridge (67e12 / 4.8e12 = 13.96): memory-bound.
-    let v = json(&["import", &samples(NCU), "--hardware", "h200"]);
+    let v = json_of(&["import", &samples(NCU), "--hardware", "h200"]);
     let k = &v["kernels"][0];
     assert!(close(&k["duration_s"], 52.10e-6));
     assert!(close(&k["flops"], 33_554_432.0));
@@ -107,7 +84,7 @@ fn hta_gemm_on_the_a100_by_hand() {
     // aten::mm 2048×2048·2048×256 in TF32 (a tensorop kernel), 45 µs: 2,147,483,648 FLOP;
     // 20,971,520 B. A100 TF32 156 TFLOP/s, 2.039 TB/s: compute time 13.766 µs > memory time
     // 10.285 µs; AI 102.4 > ridge 76.5: compute-bound at 30.6 % of the roof.
-    let v = json(&["import", &samples(HTA), "--hardware", "a100-sxm-80gb"]);
+    let v = json_of(&["import", &samples(HTA), "--hardware", "a100-sxm-80gb"]);
     let k = &v["kernels"][0];
     assert!(close(&k["flops"], 2_147_483_648.0));
     assert!(close(
@@ -127,7 +104,7 @@ fn hta_gemm_on_the_a100_by_hand() {
 #[test]
 fn an_empirical_roof_is_a_hardware_and_a_chip_file() {
     // The triad under the GTX 1060's mixbench roof: bandwidth 166.23 GB/s.
-    let v = json(&[
+    let v = json_of(&[
         "import",
         &samples(NCU),
         "--hardware",
@@ -174,7 +151,7 @@ fn cpu_trace_kernels_are_the_outermost_costed_operators() {
     // softmax, silu, mul, 2 residual adds, 10 rotary pieces (mul, neg, cat, mul, add for q and
     // k), a scale mul, a mask add, 3 clones = 41; 4 blocks = 164; plus embedding, 4 rotary
     // table ops (matmul, cat, cos, sin), the final norm's 6 and lm_head = 12: 176.
-    let v = json(&["import", &fixture(TRACE)]);
+    let v = json_of(&["import", &fixture(TRACE)]);
     let kernels = v["kernels"].as_array().unwrap();
     assert_eq!(kernels.len(), 176);
     assert_eq!(v["steps"], 1);
@@ -204,7 +181,7 @@ fn analyze_with_profile_prints_predicted_against_measured() {
         "--profile",
         &fixture(TRACE),
     ];
-    let v = json(&args);
+    let v = json_of(&args);
     let rows = v["stages"][0]["rows"].as_array().unwrap();
     let m = |name: &str| {
         rows.iter()
@@ -220,10 +197,7 @@ fn analyze_with_profile_prints_predicted_against_measured() {
     assert!(close(&m("lm_head"), 30e-6));
     assert!(m("rotary_emb").is_null());
     // The same on this machine's measured roof (scripts/small-llama/this-cpu.toml).
-    let cpu = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scripts/small-llama/this-cpu.toml")
-        .display()
-        .to_string();
+    let cpu = this_cpu();
     let mut on_cpu = args.to_vec();
     on_cpu[3] = &cpu;
     roofline()
@@ -268,7 +242,7 @@ fn real_cpu_trace_predicted_against_measured_on_the_measured_cpu_roof() {
         "--profile",
         &trace,
     ];
-    let v = json(&args);
+    let v = json_of(&args);
     let stage = &v["stages"][0];
     assert_eq!(stage["steps"], 1);
     let rows = stage["rows"].as_array().unwrap();
@@ -362,17 +336,6 @@ fn plot_of_a_profile() {
     assert!(s.contains("<svg") && s.contains("triad_kernel"));
 }
 
-fn bad(args: &[&str], stderr: &str) {
-    roofline()
-        .args(args)
-        .assert()
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::starts_with("error: "))
-        .stderr(predicate::str::contains(stderr))
-        .stderr(predicate::str::contains("hint: "));
-}
-
 #[test]
 fn bad_files_exit_2_naming_line_or_field() {
     let dir = tempfile::tempdir().unwrap();
@@ -384,19 +347,19 @@ fn bad_files_exit_2_naming_line_or_field() {
     // A trace cut short.
     let full = std::fs::read_to_string(fixture(TRACE)).unwrap();
     let cut = write("cut.json", &full[..2000]);
-    bad(&["import", &cut], "truncated");
+    bad_input(&["import", &cut], "truncated");
     // A trace with no kernels and no operators.
     let empty = write(
         "none.json",
         r#"{"traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","ts":1,"dur":2}]}"#,
     );
-    bad(&["import", &empty], "no `kernel` and no `cpu_op`");
+    bad_input(&["import", &empty], "no `kernel` and no `cpu_op`");
     // ncu: wrong columns, unknown unit, truncated row.
     let cols = write("cols.csv", "\"Kernel\",\"Time\"\n\"a\",\"1\"\n");
-    bad(&["import", &cols], "line 1: the header has no `ID` column");
+    bad_input(&["import", &cols], "line 1: the header has no `ID` column");
     let csv = std::fs::read_to_string(samples(NCU)).unwrap();
     let unit = write("unit.csv", &csv.replace("\"usecond\"", "\"fortnight\""));
-    bad(
+    bad_input(
         &["import", &unit],
         "line 7: metric `gpu__time_duration.sum`: unknown unit `fortnight`",
     );
@@ -405,18 +368,18 @@ fn bad_files_exit_2_naming_line_or_field() {
         "trunc.csv",
         &format!("{}\n{}", lines[..6].join("\n"), &lines[6][..60]),
     );
-    bad(&["import", &trunc], "line 7");
+    bad_input(&["import", &trunc], "line 7");
     // mixbench cut inside its table.
     let mix = std::fs::read_to_string(samples("mixbench_cuda_ro_GTX-1060.log")).unwrap();
     let cut_mix: String = mix.lines().take(26).collect::<Vec<_>>().join("\n") + "\n 1, 0.75,";
     let m = write("mix.log", &cut_mix);
-    bad(&["import", &m], "line 27");
+    bad_input(&["import", &m], "line 27");
     // Not a known format; a missing file.
     let txt = write("x.txt", "hello\n");
-    bad(&["import", &txt], "not a format roofline imports");
-    bad(&["import", "/nonexistent/p.json"], "cannot read");
+    bad_input(&["import", &txt], "not a format roofline imports");
+    bad_input(&["import", "/nonexistent/p.json"], "cannot read");
     // Flags that do not fit the file.
-    bad(
+    bad_input(
         &[
             "import",
             &samples(NCU),
@@ -425,7 +388,7 @@ fn bad_files_exit_2_naming_line_or_field() {
         ],
         "is a profile, not an empirical roof",
     );
-    bad(
+    bad_input(
         &[
             "import",
             &samples(NCU),
@@ -434,7 +397,7 @@ fn bad_files_exit_2_naming_line_or_field() {
         ],
         "`--plot` needs a roof",
     );
-    bad(
+    bad_input(
         &[
             "analyze",
             &small_llama(),

@@ -2,14 +2,12 @@
 //! the catalog's parser and drives `analyze`; output files are never overwritten without
 //! `--force`. No timing assertion: the figures are only checked to exist and be positive.
 
-use assert_cmd::Command;
+mod common;
+
+use common::roofline;
 use predicates::str::contains;
 use roofline_core::device::MemoryKind;
 use roofline_core::precision::Precision;
-
-fn roofline() -> Command {
-    Command::cargo_bin("roofline").unwrap()
-}
 
 #[test]
 fn quick_measure_writes_a_chip_file_that_analyze_reads() {

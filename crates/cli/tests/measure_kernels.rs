@@ -2,17 +2,10 @@
 //! file, the measured-now path, and bad input. No timing assertion: times are only checked to be
 //! positive; predictions are checked against the chip file's figures by hand.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{roofline, this_cpu as chip};
 use predicates::str::contains;
-
-fn roofline() -> Command {
-    Command::cargo_bin("roofline").unwrap()
-}
-
-/// This machine's roofline as `roofline measure --quick` wrote it (committed with the repo).
-fn chip() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/small-llama/this-cpu.toml")
-}
 
 const QUICK_KERNELS: [&str; 13] = [
     "gemm 1×4096×4096",

@@ -1,31 +1,11 @@
 //! End-to-end tests of `roofline mfu`, `roofline mbu` and `roofline sweep`: exit codes, stdout
 //! and stderr. Expected numbers come from hand arithmetic or the papers, written next to them.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{close, json_of, roofline};
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn roofline() -> Command {
-    Command::cargo_bin("roofline").expect("binary builds")
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let out = roofline()
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON")
-}
-
-fn close(a: f64, b: f64, rel: f64) -> bool {
-    (a - b).abs() <= rel * b.abs()
-}
 
 const SEED: [&str; 11] = [
     "mfu",

@@ -3,29 +3,13 @@
 //! installed), and the output-file rules. Expected numbers are hand arithmetic or datasheet
 //! figures written next to each assertion.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{json_of, roofline};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-fn roofline() -> Command {
-    Command::cargo_bin("roofline").expect("binary builds")
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let out = roofline()
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON")
-}
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))

@@ -1,0 +1,62 @@
+//! Helpers shared by the end-to-end tests of the `roofline` binary; each test file says
+//! `mod common;`.
+
+// Every test file is its own test binary and uses only some of these helpers, so each binary
+// would otherwise warn about the ones it leaves unused.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::ffi::OsStr;
+use std::path::PathBuf;
+
+/// The `roofline` binary of this crate, ready to take arguments.
+pub fn roofline() -> Command {
+    Command::cargo_bin("roofline").expect("binary builds")
+}
+
+/// Runs `roofline` with `args` and `--format json`, asserts it succeeds, and parses its stdout.
+pub fn json_of(args: &[&str]) -> Value {
+    let out = roofline()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+/// Runs `roofline` with `args` and asserts bad input: exit 2, nothing on stdout, and an
+/// `error: ` line naming `needle` followed by a `hint: `.
+pub fn bad_input<S: AsRef<OsStr>>(args: &[S], needle: &str) {
+    roofline()
+        .args(args)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::starts_with("error: "))
+        .stderr(predicate::str::contains(needle))
+        .stderr(predicate::str::contains("hint: "));
+}
+
+/// Whether `a` is within `rel` of `b`, relative to `b`.
+pub fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs()
+}
+
+/// A path under the shared data folder beside the repository.
+pub fn shared(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared")
+        .join(path)
+}
+
+/// This machine's roofline as `roofline measure --quick` wrote it (committed with the repo).
+pub fn this_cpu() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/small-llama/this-cpu.toml")
+}
