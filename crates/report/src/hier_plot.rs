@@ -10,6 +10,7 @@
 //! "Cache-aware Roofline model", IEEE CAL 2014, draw the hierarchy the same way).
 //! [`crate::plot`]'s chart has one memory roof per chip and no dotted roofs, hence this module.
 
+use crate::plot::frame::Frame;
 use crate::plot::{svg_to_png, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
 use crate::units::{human, human_bytes_per_s, human_flops_per_s};
 use plotters::prelude::*;
@@ -173,16 +174,6 @@ impl HierChart {
     }
 }
 
-fn tick(v: f64, unit: &str) -> String {
-    let lg = v.log10();
-    if (lg - lg.round()).abs() > 1e-6 {
-        return String::new();
-    }
-    human(10f64.powf(lg.round()), unit)
-        .replace(".00 ", " ")
-        .replace(".0 ", " ")
-}
-
 fn pe(e: impl std::fmt::Display) -> PlotError {
     PlotError(e.to_string())
 }
@@ -202,46 +193,7 @@ pub fn render_svg(chart: &HierChart) -> Result<String, PlotError> {
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(pe)?;
-        let (top, body) = root.split_vertically(70);
-        top.draw_text(
-            &chart.title,
-            &(FONT, 22).into_font().color(&BLACK),
-            (24, 12),
-        )
-        .map_err(pe)?;
-        top.draw_text(
-            &chart.subtitle,
-            &(FONT, 13).into_font().color(&RGBColor(85, 85, 85)),
-            (24, 44),
-        )
-        .map_err(pe)?;
-        let mut ch = ChartBuilder::on(&body)
-            .margin_left(14)
-            .margin_right(28)
-            .margin_bottom(8)
-            .margin_top(4)
-            .x_label_area_size(52)
-            .y_label_area_size(118)
-            .build_cartesian_2d(
-                (x0 * (1.0 - 1e-9)..x1 * (1.0 + 1e-9)).log_scale(),
-                (y0 * (1.0 - 1e-9)..y1 * (1.0 + 1e-9)).log_scale(),
-            )
-            .map_err(pe)?;
-        let xfmt = |v: &f64| tick(*v, "");
-        let yfmt = |v: &f64| tick(*v, "FLOP/s");
-        ch.configure_mesh()
-            .x_labels(12)
-            .y_labels(12)
-            .x_label_formatter(&xfmt)
-            .y_label_formatter(&yfmt)
-            .x_desc("arithmetic intensity (FLOP/byte)")
-            .y_desc("attainable performance (FLOP/s)")
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 16))
-            .bold_line_style(RGBColor(225, 225, 225))
-            .light_line_style(RGBColor(245, 245, 245))
-            .draw()
-            .map_err(pe)?;
+        let mut ch = Frame::new(&chart.title, &chart.subtitle, (x0, x1), (y0, y1)).draw(&root)?;
 
         let top_peak = chart
             .compute

@@ -33,7 +33,9 @@ use roofline_core::workload::Stage;
 use std::fmt;
 use std::fmt::Write as _;
 
+pub(crate) mod frame;
 mod layout;
+use frame::Frame;
 pub(crate) use layout::xml_escape;
 use layout::{
     leader, marker, stage_list, text_el, text_width, wrap, Placer, Rect, AROUND, BELOW_RIGHT,
@@ -581,47 +583,12 @@ pub fn render_svg(chart: &RooflineChart) -> Result<String, PlotError> {
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(pe)?;
-        let (top, body) = root.split_vertically(70);
-        top.draw_text(
-            &chart.title,
-            &(FONT, 22).into_font().color(&BLACK),
-            (24, 12),
-        )
-        .map_err(pe)?;
-        top.draw_text(
-            &chart.subtitle,
-            &(FONT, 14).into_font().color(&RGBColor(85, 85, 85)),
-            (24, 44),
-        )
-        .map_err(pe)?;
-        let mut ch = ChartBuilder::on(&body)
-            .margin_left(14)
-            .margin_right(28)
-            .margin_bottom(8)
-            .margin_top(4)
-            .x_label_area_size(52)
-            .y_label_area_size(118)
-            .build_cartesian_2d(
-                // A hair wider than the decades, so that plotters labels both end decades.
-                (x0 * (1.0 - 1e-9)..x1 * (1.0 + 1e-9)).log_scale(),
-                (y0 * (1.0 - 1e-9)..y1 * (1.0 + 1e-9)).log_scale(),
-            )
-            .map_err(pe)?;
-        let xfmt = |v: &f64| tick_label(*v, "");
-        let yfmt = |v: &f64| tick_label(*v, "FLOP/s");
-        ch.configure_mesh()
-            .x_labels(12)
-            .y_labels(12)
-            .x_label_formatter(&xfmt)
-            .y_label_formatter(&yfmt)
-            .x_desc("arithmetic intensity (FLOP/byte)")
-            .y_desc("attainable performance (FLOP/s)")
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 16))
-            .bold_line_style(RGBColor(225, 225, 225))
-            .light_line_style(RGBColor(245, 245, 245))
-            .draw()
-            .map_err(pe)?;
+        let mut ch = Frame {
+            subtitle_size: 14,
+            tick: tick_label,
+            ..Frame::new(&chart.title, &chart.subtitle, ax.x, ax.y)
+        }
+        .draw(&root)?;
 
         // Roofs, drawn by plotters: per chip the memory roof up to the highest ridge, then each
         // compute roof from its ridge point (marked) to the right edge.
