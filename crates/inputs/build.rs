@@ -28,7 +28,7 @@ fn list(dir: &str, ext: &str) -> Vec<(String, String)> {
     out
 }
 
-fn main() {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut code = String::new();
     for (name, dir, ext) in [
         ("HARDWARE_FILES", "catalog/hardware", "toml"),
@@ -45,6 +45,9 @@ fn main() {
         }
         let _ = writeln!(code, "];");
     }
-    let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    std::fs::write(Path::new(&out).join("embedded.rs"), code).expect("write embedded.rs");
+    // Cargo always sets OUT_DIR for build scripts; a failure here fails the build with the
+    // error printed, not a panic.
+    let out = std::env::var("OUT_DIR")?;
+    std::fs::write(Path::new(&out).join("embedded.rs"), code)?;
+    Ok(())
 }

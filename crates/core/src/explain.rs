@@ -25,10 +25,11 @@
 //! #   launch_overhead: Cited::new(Seconds(5e-6), "typical"), interconnect: None,
 //! #   host_link: None, notes: vec![] };
 //! let op = Op::Gemm(Gemm::uniform(1, 4096, 4096, Precision::Bf16));
-//! let d = explain_op("gemm", &op, &device, Precision::Bf16).unwrap();
+//! let d = explain_op("gemm", &op, &device, Precision::Bf16)?;
 //! assert_eq!(d.steps[0].formula, "2·m·n·k");
 //! assert_eq!(d.steps[0].substituted, "2·1·4096·4096");
 //! assert_eq!(d.steps[0].outcome, Outcome::Quantity { value: 33_554_432.0, unit: "FLOP" });
+//! # Ok::<(), roofline_core::device::DeviceError>(())
 //! ```
 
 use crate::analysis::{OpRow, StageAnalysis};
