@@ -291,17 +291,36 @@ impl<F: FnMut(NodeCost)> VisitNodes<F> {
     }
 }
 
-/// Keeps the largest activation: `>=`, so the last of equally large tensors wins, as
-/// `Iterator::max_by` picks it in [`crate::analysis::memory_footprint`].
+/// Counts one more tensor (its id is the count before it) and keeps the largest activation:
+/// `>=`, so the last of equally large tensors wins, as `Iterator::max_by` picks it in
+/// [`crate::analysis::memory_footprint`]. What both cost-only sinks do per tensor.
 #[inline(always)]
-fn track_largest(
+fn tally_tensor(
+    tensors: &mut usize,
     largest: &mut Option<(Bytes, &'static str)>,
     name: &'static str,
     bytes: Bytes,
     role: TensorRole,
-) {
+) -> TensorId {
     if role == TensorRole::Activation && largest.is_none_or(|(b, _)| bytes.get() >= b.get()) {
         *largest = Some((bytes, name));
+    }
+    *tensors += 1;
+    *tensors - 1
+}
+
+impl NodeCost {
+    /// The cost-only view of node `name` of `scope` running `op` ([`Op::into_parts`]).
+    #[inline(always)]
+    fn of(name: &'static str, scope: Scope, op: Op) -> Self {
+        let (kind, cost, compute) = op.into_parts();
+        NodeCost {
+            name,
+            kind,
+            scope,
+            cost,
+            compute,
+        }
     }
 }
 
@@ -314,9 +333,13 @@ impl<F: FnMut(NodeCost)> GraphSink for VisitNodes<F> {
         _precision: Precision,
         role: TensorRole,
     ) -> TensorId {
-        track_largest(&mut self.largest_activation, name, bytes, role);
-        self.tensors += 1;
-        self.tensors - 1
+        tally_tensor(
+            &mut self.tensors,
+            &mut self.largest_activation,
+            name,
+            bytes,
+            role,
+        )
     }
 
     #[inline(always)]
@@ -328,14 +351,7 @@ impl<F: FnMut(NodeCost)> GraphSink for VisitNodes<F> {
         _inputs: &[TensorId],
         _outputs: &[TensorId],
     ) {
-        let (kind, cost, compute) = op.into_parts();
-        (self.visit)(NodeCost {
-            name,
-            kind,
-            scope,
-            cost,
-            compute,
-        });
+        (self.visit)(NodeCost::of(name, scope, op));
     }
 }
 
@@ -402,9 +418,13 @@ impl GraphSink for NodeCosts {
         _precision: Precision,
         role: TensorRole,
     ) -> TensorId {
-        track_largest(&mut self.largest_activation, name, bytes, role);
-        self.tensors += 1;
-        self.tensors - 1
+        tally_tensor(
+            &mut self.tensors,
+            &mut self.largest_activation,
+            name,
+            bytes,
+            role,
+        )
     }
 
     #[inline(always)]
@@ -417,14 +437,7 @@ impl GraphSink for NodeCosts {
         _outputs: &[TensorId],
     ) {
         if let Some(slot) = self.nodes.get_mut(self.emitted) {
-            let (kind, cost, compute) = op.into_parts();
-            *slot = NodeCost {
-                name,
-                kind,
-                scope,
-                cost,
-                compute,
-            };
+            *slot = NodeCost::of(name, scope, op);
         }
         self.emitted += 1;
     }
