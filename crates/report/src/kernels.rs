@@ -391,6 +391,10 @@ pub(crate) mod tests {
     }
 
     fn render(format: Format) -> String {
+        render_check(&check(), format)
+    }
+
+    fn render_check(chk: &SuiteCheck, format: Format) -> String {
         let d = device();
         let cx = KernelsContext {
             device: &d,
@@ -400,8 +404,42 @@ pub(crate) mod tests {
             notes: vec!["a note".into()],
         };
         let mut out = Vec::new();
-        write_kernels(&check(), &cx, format, &mut out).unwrap();
+        write_kernels(chk, &cx, format, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_ceilings_are_printed_with_their_share_of_the_roofs() {
+        use roofline_core::cited::Cited;
+        use roofline_core::units::{BytesPerSec, FlopPerSec};
+        let mut chk = check();
+        // The test chip: fp32 peak 100 GFLOP/s, DRAM 10 GB/s. GEMM 80 GFLOP/s = 80 % of the peak;
+        // GEMV 8 GB/s = 80 % of the DRAM roof; e^x 1.25e9/s = 1.25 G e^x/s.
+        chk.ceilings = Ceilings {
+            gemm: Some(Cited::new(FlopPerSec(80e9), "calibration A")),
+            gemv: Some(Cited::new(BytesPerSec(8e9), "calibration B")),
+            exp: Some(Cited::new(1.25e9, "calibration C")),
+        };
+        let t = render_check(&chk, Format::Table);
+        assert!(
+            t.contains("GEMM ceiling 80.0 GFLOP/s, 80 % of the fp32 peak (calibration A)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("GEMV ceiling 8.00 GB/s, 80 % of the DRAM roof (calibration B)"),
+            "{t}"
+        );
+        assert!(t.contains("e^x ceiling 1.25 G e^x/s (calibration C)"), "{t}");
+        assert!(t.contains("(hierarchical: each launch also held against these ceilings"));
+        // 120 GFLOP/s is 120 % of a 100 GFLOP/s peak: the peak was measured low, and said so.
+        chk.ceilings.gemm = Some(Cited::new(FlopPerSec(120e9), "calibration A"));
+        let t = render_check(&chk, Format::Table);
+        assert!(
+            t.contains("GEMM ceiling 120.0 GFLOP/s, 120 % of the fp32 peak (above the peak"),
+            "{t}"
+        );
+        // Without ceilings, no ceiling line.
+        assert!(!render(Format::Table).contains("ceiling"));
     }
 
     #[test]
