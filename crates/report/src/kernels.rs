@@ -429,7 +429,10 @@ pub(crate) mod tests {
             t.contains("GEMV ceiling 8.00 GB/s, 80 % of the DRAM roof (calibration B)"),
             "{t}"
         );
-        assert!(t.contains("e^x ceiling 1.25 G e^x/s (calibration C)"), "{t}");
+        assert!(
+            t.contains("e^x ceiling 1.25 G e^x/s (calibration C)"),
+            "{t}"
+        );
         assert!(t.contains("(hierarchical: each launch also held against these ceilings"));
         // 120 GFLOP/s is 120 % of a 100 GFLOP/s peak: the peak was measured low, and said so.
         chk.ceilings.gemm = Some(Cited::new(FlopPerSec(120e9), "calibration A"));

@@ -45,15 +45,17 @@ fn fail<E: std::fmt::Debug>(what: &'static str) -> impl FnOnce(E) -> MeasureErro
     move |e| MeasureError::new(format!("CUDA: {what} failed: {e:?}"), None)
 }
 
-/// Loads-or-fails: each library the measurement calls must be present before cudarc touches it.
-fn check_libraries() -> R<()> {
+/// Loads-or-fails: each library the caller uses (the driver, cuBLAS, NVRTC, and cuBLASLt when
+/// `cublaslt`) must be present before cudarc touches it. Shared by the roofline measurement and
+/// the kernel suite.
+pub(crate) fn check_libraries(cublaslt: bool) -> R<()> {
     // SAFETY: each `is_culib_present` only tries `dlopen` on the library's candidate names and
     // closes what it opened; no CUDA function is called.
     let (driver, cublas, cublaslt, nvrtc) = unsafe {
         (
             cudarc::driver::sys::is_culib_present(),
             cudarc::cublas::sys::is_culib_present(),
-            cudarc::cublaslt::sys::is_culib_present(),
+            !cublaslt || cudarc::cublaslt::sys::is_culib_present(),
             cudarc::nvrtc::sys::is_culib_present(),
         )
     };
@@ -82,7 +84,7 @@ fn check_libraries() -> R<()> {
 
 /// Runs the measurement; any panic inside a CUDA library binding becomes an error.
 pub(super) fn measure(opts: &GpuOptions, progress: &mut dyn Progress) -> R<Measurement> {
-    check_libraries()?;
+    check_libraries(true)?;
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(opts, progress))) {
         Ok(r) => r,
         Err(payload) => {

@@ -12,7 +12,7 @@
 //! [`ErrorKind::Usage`]: crate::ErrorKind::Usage
 
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 
 use crate::{MeasureError, Progress};
 use roofline_core::measured::Measurement;

@@ -219,41 +219,9 @@ struct Gpu {
 
 type Buf = CudaSlice<f32>;
 
-fn check_libraries() -> R<()> {
-    // SAFETY: each `is_culib_present` only tries `dlopen` on the library's candidate names and
-    // closes what it opened; no CUDA function is called.
-    let (driver, cublas, nvrtc) = unsafe {
-        (
-            cudarc::driver::sys::is_culib_present(),
-            cudarc::cublas::sys::is_culib_present(),
-            cudarc::nvrtc::sys::is_culib_present(),
-        )
-    };
-    let missing: Vec<&str> = [
-        (driver, "the CUDA driver (libcuda.so)"),
-        (cublas, "cuBLAS (libcublas.so)"),
-        (nvrtc, "NVRTC (libnvrtc.so)"),
-    ]
-    .iter()
-    .filter(|(ok, _)| !ok)
-    .map(|(_, n)| *n)
-    .collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(MeasureError::new(
-            format!("cannot load {}", missing.join(", ")),
-            Some(
-                "install the NVIDIA driver and the CUDA 12 runtime libraries, or add their folder to LD_LIBRARY_PATH"
-                    .into(),
-            ),
-        ))
-    }
-}
-
 /// Runs the GPU suite; a panic inside a CUDA library binding becomes an error.
 pub(super) fn run(opts: &SuiteOptions, progress: &mut dyn Progress) -> R<SuiteRun> {
-    check_libraries()?;
+    crate::gpu::cuda::check_libraries(false)?;
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_inner(opts, progress))) {
         Ok(r) => r,
         Err(payload) => {
