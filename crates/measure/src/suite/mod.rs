@@ -643,20 +643,25 @@ fn pairs(att: AttentionShape, chain: ChainShape) -> Vec<(String, String, String)
 /// Checks `--only` against the suite that would run, before anything is measured.
 ///
 /// # Errors
-/// A usage error listing the suite's kernels when `only` is not empty and matches none.
+/// A usage error when a name of `only` is empty, or matches no kernel (listing the suite's
+/// kernels).
 pub fn check_only(only: &[String], gpu: bool, quick: bool) -> Result<(), MeasureError> {
     let suite = if gpu {
         gpu_suite(quick)
     } else {
         cpu_suite(quick)
     };
-    if selected(suite.clone(), only).specs.is_empty() {
-        return Err(no_match(only, &suite));
-    }
-    // Each name must select something: `gemm,nosuch` is a typo, not "the GEMMs".
+    // Each name must select something: `gemm,nosuch` is a typo, not "the GEMMs", and an empty
+    // name (`--only ""`, `gemm,`) would select everything.
     for o in only {
+        if o.trim().is_empty() {
+            return Err(MeasureError::usage(
+                format!("`--only {}` has an empty name", only.join(",")),
+                Some("name kernels by part of their name, comma-separated: `--only gemm,chain`; leave --only out for all".into()),
+            ));
+        }
         let one = [o.clone()];
-        if o.trim().is_empty() || selected(suite.clone(), &one).specs.is_empty() {
+        if selected(suite.clone(), &one).specs.is_empty() {
             return Err(no_match(&one, &suite));
         }
     }
