@@ -225,21 +225,14 @@ impl<'d> ChipRoofs<'d> {
         }
     }
 
-    /// Why the chip has no roof for `compute` ([`ChipRoofs::roof_of`] gave `None`): the error
-    /// [`peak_for`] gives, built only when a node needed it.
+    /// Why the chip has no roof for `compute` ([`ChipRoofs::roof_of`] gave `None`), as
+    /// [`peak_for`] says it: the matrix precision is missing, or for vector work both fp32 and
+    /// the activation precision (the error names the latter, where `peak_for` ends).
     fn missing_peak(&self, compute: Compute) -> DeviceError {
-        match peak_for(self.device, compute, self.act) {
-            Err(e) => e,
-            // Not reached: the table is `None` exactly where `peak_for` fails.
-            Ok(_) => DeviceError::NoPeak {
-                device: self.device.id.clone(),
-                precision: match compute {
-                    Compute::Matrix(p) => p,
-                    Compute::Vector => Precision::Fp32,
-                },
-                available: self.device.peaks.iter().map(|(p, _)| *p).collect(),
-            },
-        }
+        self.device.no_peak(match compute {
+            Compute::Matrix(p) => p,
+            Compute::Vector => self.act,
+        })
     }
 
     /// The roof a node computing on `compute` is held against.

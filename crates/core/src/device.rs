@@ -130,11 +130,16 @@ impl Device {
             .iter()
             .find(|(p, _)| *p == precision)
             .map(|(_, c)| c.value)
-            .ok_or_else(|| DeviceError::NoPeak {
-                device: self.id.clone(),
-                precision,
-                available: self.peaks.iter().map(|(p, _)| *p).collect(),
-            })
+            .ok_or_else(|| self.no_peak(precision))
+    }
+
+    /// The error for a peak this chip lacks: its id, the precision, the precisions it has.
+    pub fn no_peak(&self, precision: Precision) -> DeviceError {
+        DeviceError::NoPeak {
+            device: self.id.clone(),
+            precision,
+            available: self.peaks.iter().map(|(p, _)| *p).collect(),
+        }
     }
 
     /// The cited peak entry for `precision`, if any.
