@@ -1194,6 +1194,46 @@ mod tests {
     }
 
     #[test]
+    fn each_launch_declares_the_exponentials_its_kernel_evaluates() {
+        // 2 heads × 128 causal tokens: 128·129/2 = 8256 visible scores per head, 16,512 in all,
+        // each exponentiated once (masked ones are written as 0).
+        let a = AttentionShape {
+            heads: 2,
+            seq: 128,
+            head_dim: 4,
+        };
+        let l = Spec::AttentionMaterialised(a).launches().unwrap();
+        let e: Vec<f64> = l.iter().map(|l| l.exps).collect();
+        assert_eq!(e, [0.0, 16_512.0, 0.0]);
+        // Flash, 64-row blocks: the same 16,512, plus one correction per query row per key
+        // block it visits: block 0's 64 rows visit 1 block, block 1's visit 2: 64 + 128 = 192
+        // per head, 384 for two: 16,896.
+        let l = Spec::AttentionFlash(a).launches().unwrap();
+        assert_eq!(l[0].exps, 16_896.0);
+        // Softmax rows × cols; SiLU·mul one per element; add, RMSNorm and GEMMs none.
+        let sm = Spec::Softmax { rows: 3, cols: 5 }.launches().unwrap();
+        assert_eq!(sm[0].exps, 15.0);
+        assert_eq!(Spec::SiluMul { n: 7 }.launches().unwrap()[0].exps, 7.0);
+        let g = Spec::Gemm {
+            m: 2,
+            n: 3,
+            k: 4,
+            note: "",
+        };
+        assert_eq!(g.launches().unwrap()[0].exps, 0.0);
+        // The chain: only the SiLU launch (or the fused one) exponentiates, T·f = 16·12 = 192.
+        let c = ChainShape {
+            tokens: 16,
+            hidden: 8,
+            intermediate: 12,
+        };
+        let sep = Spec::ChainSeparate(c).launches().unwrap();
+        let e: Vec<f64> = sep.iter().map(|l| l.exps).collect();
+        assert_eq!(e, [0.0, 0.0, 192.0, 0.0]);
+        assert_eq!(Spec::ChainFused(c).launches().unwrap()[0].exps, 192.0);
+    }
+
+    #[test]
     fn the_chain_is_four_launches_or_one_with_the_fused_bytes() {
         // T 16, d 8, f 12, fp32. Separate: rmsnorm, linear1, silu, linear2. Fused: reads x
         // (16·8), the norm weight (8), W1 and W2 (2·8·12); writes out (16·8); × 4 bytes.
