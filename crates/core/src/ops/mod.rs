@@ -103,7 +103,9 @@ impl Op {
 
     /// [`Op::kind`], [`Op::cost`] and [`Op::compute`] in one match over the operator, taken by
     /// value: its fields move out into registers rather than being read back from a copy on
-    /// the stack (the `analysis` benchmark).
+    /// the stack. It repeats the three matches on purpose: written as
+    /// `(self.kind(), self.cost(), self.compute())` the analysis of both stages takes 1.44 µs
+    /// instead of 1.27 (the `analysis` benchmark); a test holds the four equal for every type.
     #[inline(always)]
     pub fn into_parts(self) -> (&'static str, Cost, Compute) {
         match self {
