@@ -2,6 +2,10 @@
 //! context 2048, batch 1, bf16): what `roofline analyze` computes. The bar: 1 µs or less, 70×
 //! LLM-Viewer's 72–80 µs for the same analysis on the same machine.
 //!
+//! Three ways side by side: `analyze` (rows in a fresh allocation per stage), `analyze_into`
+//! (the same analysis into buffers reused from the previous iteration, as a sweep or a server
+//! would run it), and `analyze_totals` (no rows kept).
+//!
 //! `cargo bench -p roofline-core --bench analysis`
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented `pub fn`
@@ -9,7 +13,7 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use roofline_core::analysis::{analyze, analyze_totals};
+use roofline_core::analysis::{analyze, analyze_into, analyze_totals, StageAnalysis};
 use roofline_core::precision::Precision;
 use roofline_core::workload::{Precisions, Stage, Workload};
 use std::hint::black_box;
@@ -37,6 +41,28 @@ fn bench(c: &mut Criterion) {
                 let p = analyze(black_box(&model), black_box(&prefill), black_box(&device));
                 let d = analyze(black_box(&model), black_box(&decode), black_box(&device));
                 (p.map(|a| a.totals.time), d.map(|a| a.totals.time))
+            })
+        },
+    );
+    c.bench_function(
+        "analyze_into llama-2-7b both stages (rows, totals, memory; buffers reused)",
+        |b| {
+            let mut p = StageAnalysis::empty(prefill);
+            let mut d = StageAnalysis::empty(decode);
+            b.iter(|| {
+                let pr = analyze_into(
+                    black_box(&model),
+                    black_box(&prefill),
+                    black_box(&device),
+                    &mut p,
+                );
+                let dr = analyze_into(
+                    black_box(&model),
+                    black_box(&decode),
+                    black_box(&device),
+                    &mut d,
+                );
+                (pr.map(|()| p.totals.time), dr.map(|()| d.totals.time))
             })
         },
     );

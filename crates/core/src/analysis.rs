@@ -7,7 +7,7 @@ use crate::decoder::emit;
 use crate::device::{Device, DeviceError};
 use crate::graph::{NodeCost, NodeCosts, OpGraph, Scope, TensorRole, VisitNodes};
 use crate::model::{ModelError, Transformer};
-use crate::ops::{Compute, Cost};
+use crate::ops::{Compute, Cost, OpKind};
 use crate::precision::Precision;
 use crate::roofline::{Roof, RooflinePoint};
 use crate::units::{Bytes, BytesPerSec, FlopPerSec, Seconds};
@@ -15,13 +15,18 @@ use crate::workload::{Workload, WorkloadError};
 use serde::Serialize;
 use std::fmt;
 
-/// One operator of the graph on the chip.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One operator of the graph on the chip: what it costs, how often it runs, and the roof it is
+/// held against. Its place on the roofline ([`OpRow::point`]: intensity, ridge point, bound,
+/// attainable FLOP/s, time) is computed from these on demand, not stored: a row of 96 bytes
+/// instead of 160 makes an analysis a quarter faster (the `analysis` benchmark).
+///
+/// Serialised with its point, as the fields `peak`, `bandwidth` and `point`.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OpRow {
     /// Node name (`q_proj`).
     pub name: &'static str,
     /// Operator type (`gemm`).
-    pub kind: &'static str,
+    pub kind: OpKind,
     /// In every block or once per model.
     pub scope: Scope,
     /// Executions per forward pass.
@@ -30,12 +35,43 @@ pub struct OpRow {
     pub cost: Cost,
     /// The units it runs on (which peak applies).
     pub compute: Compute,
-    /// The peak that applies, FLOP/s.
-    pub peak: FlopPerSec,
-    /// The operator on the roofline (one execution).
-    pub point: RooflinePoint,
+    /// The roof that applies: the chip's peak for [`OpRow::compute`] (FLOP/s) and its
+    /// main-memory bandwidth (B/s).
+    pub roof: Roof,
     /// Launch overhead of one execution (one kernel), seconds.
     pub launch_overhead: Seconds,
+}
+
+impl OpRow {
+    /// The peak that applies, FLOP/s.
+    #[inline]
+    pub fn peak(&self) -> FlopPerSec {
+        self.roof.peak
+    }
+
+    /// The operator on the roofline, one execution ([`Roof::evaluate`] of its cost).
+    #[inline]
+    pub fn point(&self) -> RooflinePoint {
+        self.roof.evaluate(&self.cost)
+    }
+}
+
+impl Serialize for OpRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("OpRow", 10)?;
+        st.serialize_field("name", self.name)?;
+        st.serialize_field("kind", &self.kind)?;
+        st.serialize_field("scope", &self.scope)?;
+        st.serialize_field("count", &self.count)?;
+        st.serialize_field("cost", &self.cost)?;
+        st.serialize_field("compute", &self.compute)?;
+        st.serialize_field("peak", &self.roof.peak)?;
+        st.serialize_field("bandwidth", &self.roof.bandwidth)?;
+        st.serialize_field("point", &self.point())?;
+        st.serialize_field("launch_overhead", &self.launch_overhead)?;
+        st.end()
+    }
 }
 
 /// Sums over a forward pass: each row × its count.
@@ -249,15 +285,24 @@ impl<'d> ChipRoofs<'d> {
 }
 
 impl Totals {
-    /// Adds `count` executions of a node of cost `cost` placed at `point`, each launched once
-    /// at `launch` seconds of overhead.
-    #[inline]
-    pub fn add_node(&mut self, cost: &Cost, point: &RooflinePoint, count: u64, launch: Seconds) {
+    /// Adds `count` executions of a node of cost `cost` taking `time` seconds on the roofline
+    /// ([`Roof::time`]), each one kernel launch.
+    #[inline(always)]
+    pub fn add_node(&mut self, cost: &Cost, time: Seconds, count: u64) {
         let n = count as f64;
         self.cost += *cost * n;
-        self.time += point.time * n;
+        self.time += time * n;
         self.kernels += count;
-        self.launch_overhead += launch * n;
+    }
+
+    /// Sets the launch overhead to `launch` seconds per kernel: kernels × launch, one product
+    /// rather than a sum per node (the same figure, exact where the sum would round).
+    #[inline]
+    pub fn with_launch(self, launch: Seconds) -> Self {
+        Self {
+            launch_overhead: launch * self.kernels as f64,
+            ..self
+        }
     }
 }
 
@@ -283,10 +328,10 @@ pub fn evaluate_graph(
             node.op.cost(),
             node.op.compute(),
         )?;
-        totals.add_node(&row.cost, &row.point, row.count, row.launch_overhead);
+        totals.add_node(&row.cost, row.roof.time(&row.cost), row.count);
         rows.push(row);
     }
-    Ok((rows, totals))
+    Ok((rows, totals.with_launch(roofs.launch)))
 }
 
 /// One node on the chip's roofline: the row every report shows.
@@ -294,7 +339,7 @@ pub fn evaluate_graph(
 fn evaluate_node(
     roofs: &ChipRoofs<'_>,
     name: &'static str,
-    kind: &'static str,
+    kind: OpKind,
     scope: Scope,
     count: u64,
     cost: Cost,
@@ -308,8 +353,7 @@ fn evaluate_node(
         count,
         cost,
         compute,
-        peak: roof.peak,
-        point: roof.evaluate(&cost),
+        roof,
         launch_overhead: roofs.launch,
     })
 }
@@ -357,11 +401,37 @@ pub fn node_costs(model: &Transformer, workload: &Workload) -> Result<NodeCosts,
     Ok(costs)
 }
 
+/// Rows [`StageAnalysis::empty`] makes room for: a dense decoder has 21 operators (unfused
+/// attention), a MoE or MLA one up to [`MAX_NODES`].
+const ROWS_HINT: usize = 24;
+
+impl StageAnalysis {
+    /// An analysis of nothing yet, to fill with [`analyze_into`]: no rows (room for 24), zero
+    /// totals and footprint, no warnings.
+    pub fn empty(workload: Workload) -> Self {
+        Self {
+            workload,
+            rows: Vec::with_capacity(ROWS_HINT),
+            totals: Totals::default(),
+            memory: MemoryFootprint {
+                weights: Bytes::ZERO,
+                kv_cache: Bytes::ZERO,
+                largest_activation: Bytes::ZERO,
+                largest_activation_name: "",
+                capacity: None,
+            },
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// Analyses one stage of `model` on `device`: walks the operator graph, places each operator on
 /// the roofline, sums the forward pass and sizes the memory footprint.
 ///
 /// The rows, totals and footprint equal those of [`build_graph`] + [`evaluate_graph`] +
-/// [`memory_footprint`] exactly (a test checks it); this path allocates only the rows.
+/// [`memory_footprint`] exactly (a test checks it); this path allocates only the rows (and a
+/// warning's text, when there is one). To analyse many configurations, [`analyze_into`] reuses
+/// one analysis's buffers instead.
 ///
 /// # Errors
 /// An invalid model or workload, or a chip without the peak or bandwidth needed.
@@ -370,10 +440,31 @@ pub fn analyze(
     workload: &Workload,
     device: &Device,
 ) -> Result<StageAnalysis, AnalysisError> {
+    let mut out = StageAnalysis::empty(*workload);
+    analyze_into(model, workload, device, &mut out)?;
+    Ok(out)
+}
+
+/// [`analyze`] into `out`, reusing its row and warning buffers: every field of `out` is
+/// replaced, and nothing is allocated once its rows have room for the model's operators (a
+/// decoder has at most [`MAX_NODES`]) and no warning is raised. `out` can be any analysis, or
+/// [`StageAnalysis::empty`]. Equal to `*out = analyze(model, workload, device)?`, bit for bit
+/// (a test checks it).
+///
+/// # Errors
+/// As [`analyze`]; `out` then holds no rows and no warnings.
+pub fn analyze_into(
+    model: &Transformer,
+    workload: &Workload,
+    device: &Device,
+    out: &mut StageAnalysis,
+) -> Result<(), AnalysisError> {
+    out.rows.clear();
+    out.warnings.clear();
     model.validate().map_err(AnalysisError::Model)?;
     workload.validate().map_err(AnalysisError::Workload)?;
     let roofs = ChipRoofs::new(device, workload.precisions.act)?;
-    let mut rows = Vec::with_capacity(24);
+    let rows = &mut out.rows;
     let mut totals = Totals::default();
     let mut missing = None;
     // The row is built in place from the small `Roof`, not moved out of a `Result<OpRow, _>`:
@@ -382,9 +473,8 @@ pub fn analyze(
         #[inline(always)]
         |n: NodeCost| match roofs.roof_of(n.compute) {
             Some(roof) => {
-                let point = roof.evaluate(&n.cost);
                 let count = count(model.layers, n.scope);
-                totals.add_node(&n.cost, &point, count, roofs.launch);
+                totals.add_node(&n.cost, roof.time(&n.cost), count);
                 rows.push(OpRow {
                     name: n.name,
                     kind: n.kind,
@@ -392,8 +482,7 @@ pub fn analyze(
                     count,
                     cost: n.cost,
                     compute: n.compute,
-                    peak: roof.peak,
-                    point,
+                    roof,
                     launch_overhead: roofs.launch,
                 });
             }
@@ -405,13 +494,13 @@ pub fn analyze(
     emit(model, workload, &mut sink);
     let largest = sink.largest_activation;
     if let Some(compute) = missing {
+        out.rows.clear();
         return Err(roofs.missing_peak(compute).into());
     }
     let mut memory = footprint(model, workload, largest);
     memory.capacity = device.capacity();
-    let mut warnings = Vec::new();
     if memory.fits() == Some(false) {
-        warnings.push(format!(
+        out.warnings.push(format!(
             "weights + KV cache + largest activation need {:.1} GB, more than the chip's {:.1} GB: \
              this does not run on one chip as configured (shard it, or lower batch, context or precision)",
             memory.total().get() / 1e9,
@@ -421,18 +510,15 @@ pub fn analyze(
     if let Some(max) = model.max_position_embeddings {
         let needed = workload.kv_len();
         if needed > max {
-            warnings.push(format!(
+            out.warnings.push(format!(
                 "{needed} tokens per sequence exceed the model's max_position_embeddings ({max})"
             ));
         }
     }
-    Ok(StageAnalysis {
-        workload: *workload,
-        rows,
-        totals,
-        memory,
-        warnings,
-    })
+    out.workload = *workload;
+    out.totals = totals.with_launch(roofs.launch);
+    out.memory = memory;
+    Ok(())
 }
 
 /// The totals of [`analyze`] without the rows: allocates nothing. Equal to
@@ -457,8 +543,8 @@ pub fn analyze_totals(
             #[inline(always)]
             |n: NodeCost| match roofs.roof_of(n.compute) {
                 Some(roof) => {
-                    let point = roof.evaluate(&n.cost);
-                    totals.add_node(&n.cost, &point, count(model.layers, n.scope), roofs.launch);
+                    let time = roof.time(&n.cost);
+                    totals.add_node(&n.cost, time, count(model.layers, n.scope));
                 }
                 None => {
                     missing.get_or_insert(n.compute);
@@ -468,7 +554,7 @@ pub fn analyze_totals(
     );
     match missing {
         Some(compute) => Err(roofs.missing_peak(compute).into()),
-        None => Ok(totals),
+        None => Ok(totals.with_launch(roofs.launch)),
     }
 }
 
@@ -552,9 +638,13 @@ pub(crate) mod tests {
     #[test]
     fn analyze_equals_the_graph_path_exactly() -> Result<(), Box<dyn std::error::Error>> {
         let device = h100_sxm();
+        // One analysis reused for every model and workload, as a sweep would.
+        let mut reused = StageAnalysis::empty(workloads()[0]);
         for m in models() {
             for w in workloads() {
                 let a = analyze(&m, &w, &device)?;
+                analyze_into(&m, &w, &device, &mut reused)?;
+                assert_eq!(reused, a, "{} {w:?}", m.name);
                 let g = build_graph(&m, &w);
                 let (rows, totals) = evaluate_graph(&g, &w, &device)?;
                 let mut memory = memory_footprint(&m, &w, &g);
@@ -571,6 +661,44 @@ pub(crate) mod tests {
                 }
             }
         }
+        Ok(())
+    }
+
+    #[test]
+    fn a_row_serialises_with_its_point_computed_by_hand() -> Result<(), Box<dyn std::error::Error>>
+    {
+        // q_proj of Llama-2-7B decoding one token on the H100 SXM, bf16: a 1×4096 by 4096×4096
+        // GEMV. FLOPs 2·4096² = 33,554,432; bytes read 2·4096 + 2·4096² = 33,562,624, written
+        // 2·4096 = 8,192; time = 33,570,816 B / 3.35e12 B/s = 10.0211391 µs, memory-bound at
+        // 33,554,432 / 33,570,816 = 0.99951 FLOP/B against a ridge of 989.5e12 / 3.35e12 = 295.37.
+        let w = Workload {
+            stage: Stage::Decode,
+            batch: 1,
+            seq_len: 1,
+            context: 1,
+            precisions: Precisions::uniform(Precision::Bf16),
+            flash_attention: false,
+        };
+        let a = analyze(&llama2_7b(), &w, &h100_sxm())?;
+        let row = a
+            .rows
+            .iter()
+            .find(|r| r.name == "q_proj")
+            .ok_or("no q_proj")?;
+        assert_eq!((row.kind, row.count), (OpKind::Gemm, 32));
+        let j = serde_json::to_value(row)?;
+        let num = |path: &str| j.pointer(path).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+        assert_eq!(j["kind"], "gemm");
+        assert_eq!(num("/cost/flops"), 33_554_432.0);
+        assert_eq!(num("/cost/bytes_read"), 33_562_624.0);
+        assert_eq!(num("/cost/bytes_written"), 8_192.0);
+        assert_eq!(num("/peak"), 989.5e12);
+        assert_eq!(num("/bandwidth"), 3.35e12);
+        assert_eq!(j["point"]["bound"], "memory");
+        assert!((num("/point/time") - 10.021_139_1e-6).abs() < 1e-13);
+        assert!((num("/point/intensity") - 0.999_51).abs() < 1e-5);
+        assert!((num("/point/ridge") - 295.373_1).abs() < 1e-4);
+        assert_eq!(num("/launch_overhead"), 5e-6);
         Ok(())
     }
 
@@ -627,6 +755,11 @@ pub(crate) mod tests {
         let expect = AnalysisError::from(evaluate_graph(&g, &w, &device).unwrap_err());
         assert_eq!(analyze(&m, &w, &device).unwrap_err(), expect);
         assert_eq!(analyze_totals(&m, &w, &device).unwrap_err(), expect);
+        // Into an analysis that had rows: the same error, and no rows left behind.
+        let mut out = analyze(&m, &w, &h100_sxm()).unwrap();
+        assert!(!out.rows.is_empty());
+        assert_eq!(analyze_into(&m, &w, &device, &mut out).unwrap_err(), expect);
+        assert!(out.rows.is_empty() && out.warnings.is_empty());
     }
 
     #[test]

@@ -206,12 +206,14 @@ fn totals_are_the_sum_of_rows() {
     let time: f64 = a
         .rows
         .iter()
-        .map(|r| r.point.time.get() * r.count as f64)
+        .map(|r| r.point().time.get() * r.count as f64)
         .sum();
     assert_eq!(a.totals.cost.flops.get(), flops);
     assert!((a.totals.time.get() - time).abs() < 1e-12);
     // 18 kernels per block (unfused attention) × 32 + embedding, final norm, lm_head.
     assert_eq!(a.totals.kernels, 18 * 32 + 3);
+    // The H100 fixture's 5 µs per launch: 579 kernels × 5 µs = 2.895 ms.
+    assert!((a.totals.launch_overhead.get() - 579.0 * 5e-6).abs() < 1e-15);
 }
 
 proptest! {

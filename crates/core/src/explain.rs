@@ -38,7 +38,7 @@ use crate::device::{Device, DeviceError};
 use crate::graph::Scope;
 use crate::model::Transformer;
 use crate::ops::{
-    causal_pairs, Compute, Op, LAYERNORM_FLOPS_PER_ELEMENT, RMSNORM_FLOPS_PER_ELEMENT,
+    causal_pairs, Compute, Op, OpKind, LAYERNORM_FLOPS_PER_ELEMENT, RMSNORM_FLOPS_PER_ELEMENT,
     ROTARY_FLOPS_PER_ELEMENT, SCALE_MASK_FLOPS_PER_ELEMENT, SOFTMAX_FLOPS_PER_ELEMENT,
     TOKEN_ID_BYTES,
 };
@@ -112,7 +112,7 @@ pub struct Derivation {
     /// Operator name (`q_proj`).
     pub name: String,
     /// Operator type (`gemm`).
-    pub kind: &'static str,
+    pub kind: OpKind,
     /// Chip name and id.
     pub device: String,
     /// The setting, one line each (model, stage, workload), empty for a lone operator.
@@ -778,9 +778,9 @@ fn peak_source(device: &Device, compute: Compute, act: Precision) -> (String, St
 /// The roofline steps from the row the cost steps arrive at.
 fn roofline_steps(row: &OpRow, device: &Device, act: Precision, bw: BytesPerSec) -> Vec<Step> {
     let c = &row.cost;
-    let p = &row.point;
+    let p = &row.point();
     let (f, d) = (c.flops.get(), c.bytes().get());
-    let (peak, w) = (row.peak.get(), bw.get());
+    let (peak, w) = (row.peak().get(), bw.get());
     let (i, r) = (p.intensity.get(), p.ridge.get());
     let pn = plain_number;
     let (peak_what, peak_src) = peak_source(device, row.compute, act);
@@ -945,7 +945,7 @@ fn derive(
         context: Vec::new(),
         given,
         steps,
-        distance: RidgeDistance::of(&row.point),
+        distance: RidgeDistance::of(&row.point()),
         row,
         bandwidth: bw,
     })
@@ -976,7 +976,7 @@ pub fn explain_op(
 }
 
 /// Where a shape symbol of a model's node comes from, in the notation of `docs/cost-model.md`.
-fn origin(node: &str, kind: &str, symbol: &str, m: &Transformer, w: &Workload) -> Option<String> {
+fn origin(node: &str, kind: OpKind, symbol: &str, m: &Transformer, w: &Workload) -> Option<String> {
     let (b, s, t, l) = (w.batch, w.tokens_per_seq(), w.tokens(), w.kv_len());
     let (d, h, g, e, f, v) = (
         m.hidden,
@@ -999,31 +999,35 @@ fn origin(node: &str, kind: &str, symbol: &str, m: &Transformer, w: &Workload) -
         ),
     };
     let o = match (kind, node, symbol) {
-        ("gemm", "lm_head", "m") => format!("B = {b} (the last position of each sequence)"),
-        ("gemm", "lm_head", "n") => format!("V (vocabulary {v})"),
-        ("gemm", _, "m") => tokens,
-        ("gemm", "q_proj", "n") => he,
-        ("gemm", "k_proj" | "v_proj", "n") => ge,
-        ("gemm", "o_proj", "k") => he,
-        ("gemm", "o_proj" | "down_proj", "n") => dd,
-        ("gemm", "gate_proj" | "up_proj", "n") => ff,
-        ("gemm", "down_proj", "k") => ff,
-        ("gemm", _, "k") => dd,
-        ("batched_matmul", _, "N") => format!("B·h = {b}·{h}"),
-        ("batched_matmul", _, "G") => format!("h/g = {h}/{g}"),
-        ("batched_matmul", _, "m") => format!("s = {s} (queries per sequence)"),
-        ("batched_matmul", "qk_matmul", "n") | ("batched_matmul", "sv_matmul", "k") => keys,
-        ("batched_matmul", _, "n" | "k") => format!("e (head dim {e})"),
-        ("softmax", _, "r") => format!("B·h·s = {b}·{h}·{s}"),
-        ("softmax", _, "n") => keys,
-        ("rmsnorm" | "layernorm", _, "r") => tokens,
-        ("rmsnorm" | "layernorm", _, "n") => dd,
-        ("elementwise", "act_mul" | "act", "E") => format!("T·f = {t}·{f}"),
-        ("elementwise", "act_mul", "φ") => "SiLU (3) + multiply (1)".into(),
-        ("elementwise", _, "E") => format!("T·d = {t}·{d}"),
-        ("rotary", _, "T") | ("embedding", _, "T") | ("kv_cache_write", _, "T") => tokens,
-        ("rotary", _, "H") => format!("h + g = {h} + {g}"),
-        ("flash_attention", _, "L") => keys,
+        (OpKind::Gemm, "lm_head", "m") => format!("B = {b} (the last position of each sequence)"),
+        (OpKind::Gemm, "lm_head", "n") => format!("V (vocabulary {v})"),
+        (OpKind::Gemm, _, "m") => tokens,
+        (OpKind::Gemm, "q_proj", "n") => he,
+        (OpKind::Gemm, "k_proj" | "v_proj", "n") => ge,
+        (OpKind::Gemm, "o_proj", "k") => he,
+        (OpKind::Gemm, "o_proj" | "down_proj", "n") => dd,
+        (OpKind::Gemm, "gate_proj" | "up_proj", "n") => ff,
+        (OpKind::Gemm, "down_proj", "k") => ff,
+        (OpKind::Gemm, _, "k") => dd,
+        (OpKind::BatchedMatmul, _, "N") => format!("B·h = {b}·{h}"),
+        (OpKind::BatchedMatmul, _, "G") => format!("h/g = {h}/{g}"),
+        (OpKind::BatchedMatmul, _, "m") => format!("s = {s} (queries per sequence)"),
+        (OpKind::BatchedMatmul, "qk_matmul", "n") | (OpKind::BatchedMatmul, "sv_matmul", "k") => {
+            keys
+        }
+        (OpKind::BatchedMatmul, _, "n" | "k") => format!("e (head dim {e})"),
+        (OpKind::Softmax, _, "r") => format!("B·h·s = {b}·{h}·{s}"),
+        (OpKind::Softmax, _, "n") => keys,
+        (OpKind::RmsNorm | OpKind::LayerNorm, _, "r") => tokens,
+        (OpKind::RmsNorm | OpKind::LayerNorm, _, "n") => dd,
+        (OpKind::Elementwise, "act_mul" | "act", "E") => format!("T·f = {t}·{f}"),
+        (OpKind::Elementwise, "act_mul", "φ") => "SiLU (3) + multiply (1)".into(),
+        (OpKind::Elementwise, _, "E") => format!("T·d = {t}·{d}"),
+        (OpKind::Rotary, _, "T") | (OpKind::Embedding, _, "T") | (OpKind::KvCacheWrite, _, "T") => {
+            tokens
+        }
+        (OpKind::Rotary, _, "H") => format!("h + g = {h} + {g}"),
+        (OpKind::FlashAttention, _, "L") => keys,
         _ => return None,
     };
     Some(o)
@@ -1061,7 +1065,7 @@ pub fn explain_node(
             available: stage.rows.iter().map(|r| r.name).collect(),
         })?;
     let act = w.precisions.act;
-    let mut d = derive(name, &node.op, row.clone(), device, act)?;
+    let mut d = derive(name, &node.op, row, device, act)?;
     for g in &mut d.given {
         g.origin = origin(name, d.kind, &g.symbol, model, w);
     }
@@ -1120,7 +1124,7 @@ pub fn explain_node(
         ),
     };
     let count = row.count as f64;
-    let t = row.point.time.get();
+    let t = row.point().time.get();
     let per_pass = t * count;
     let total = stage.totals.time.get();
     d.steps.extend([

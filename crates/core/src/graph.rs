@@ -9,7 +9,7 @@
 //! another that keeps only what a roofline evaluation needs (each node's cost and peak, the
 //! largest activation) in a fixed-size array, so evaluating a configuration allocates nothing.
 
-use crate::ops::{Compute, Cost, Op};
+use crate::ops::{Compute, Cost, Op, OpKind};
 use crate::precision::Precision;
 use crate::units::Bytes;
 use serde::Serialize;
@@ -247,7 +247,7 @@ pub struct NodeCost {
     /// Node name (`q_proj`).
     pub name: &'static str,
     /// Operator type (`gemm`).
-    pub kind: &'static str,
+    pub kind: OpKind,
     /// In every block or once per model.
     pub scope: Scope,
     /// FLOPs and bytes of one execution.
@@ -259,7 +259,7 @@ pub struct NodeCost {
 impl NodeCost {
     const EMPTY: NodeCost = NodeCost {
         name: "",
-        kind: "",
+        kind: OpKind::Gemm,
         scope: Scope::Model,
         cost: Cost {
             flops: crate::units::Flop(0.0),

@@ -74,6 +74,13 @@ impl Roof {
         self.peak.min(i * self.bandwidth)
     }
 
+    /// Time of a kernel of cost `cost` on this roof: max(FLOPs / peak, bytes / bandwidth),
+    /// seconds. Equal, bit for bit, to the `time` of [`Roof::evaluate`].
+    #[inline]
+    pub fn time(&self, cost: &Cost) -> Seconds {
+        (cost.flops / self.peak).max(cost.bytes() / self.bandwidth)
+    }
+
     /// Places a kernel on this roof. A kernel with no bytes is compute-bound; one with no FLOPs
     /// is memory-bound with zero attainable FLOP/s.
     #[inline]
@@ -150,6 +157,8 @@ mod tests {
             prop_assert!(p.time.get() >= p.compute_time.get() && p.time.get() >= p.memory_time.get());
             // time × attainable = FLOPs
             prop_assert!((p.time.get() * p.attainable.get() - f).abs() <= f * 1e-9);
+            // The time alone, as the analysis sums it, is the point's time bit for bit.
+            prop_assert_eq!(H100.time(&Cost::new(f, b, 0.0)), p.time);
         }
     }
 }

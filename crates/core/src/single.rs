@@ -208,8 +208,7 @@ pub fn evaluate_ops(
                 count: 1,
                 cost,
                 compute,
-                peak,
-                point: Roof { peak, bandwidth }.evaluate(&cost),
+                roof: Roof { peak, bandwidth },
                 launch_overhead: device.launch_overhead.value,
             })
         })
@@ -245,7 +244,7 @@ impl RidgeDistance {
 
 /// The sum of several kernels run back to back (unfused attention): Σ cost, Σ time.
 pub fn total_time(rows: &[OpRow]) -> Seconds {
-    rows.iter().map(|r| r.point.time * r.count as f64).sum()
+    rows.iter().map(|r| r.point().time * r.count as f64).sum()
 }
 
 #[cfg(test)]
@@ -266,7 +265,7 @@ mod tests {
             Precision::Bf16,
         )
         .unwrap();
-        let d = RidgeDistance::of(&rows[0].point);
+        let d = RidgeDistance::of(&rows[0].point());
         assert_eq!(d.bound, Bound::Compute);
         assert!((d.factor - (4096.0 / 3.0) / (989.5 / 3.35)).abs() < 1e-9);
     }

@@ -42,7 +42,7 @@ use crate::decoder::emit;
 use crate::device::Device;
 use crate::graph::{NodeCost, NodeCosts, Scope, VisitNodes};
 use crate::model::Transformer;
-use crate::ops::Cost;
+use crate::ops::{Cost, OpKind};
 use crate::roofline::{Bound, Roof};
 use crate::units::{Bytes, FlopPerByte, FlopPerSec, Seconds};
 use crate::workload::{Precisions, Stage, Workload, MAX_BATCH};
@@ -185,7 +185,7 @@ pub struct SweepNode {
     /// Node name (`q_proj`).
     pub name: &'static str,
     /// Operator type (`gemm`).
-    pub kind: &'static str,
+    pub kind: OpKind,
     /// In every block or once per model.
     pub scope: Scope,
     /// Executions per forward pass.
@@ -482,7 +482,7 @@ fn evaluate_point(
                     (group.roofs.get(i), group.counts.get(i), ops.get_mut(i))
                 {
                     let p = roof.evaluate(&n.cost);
-                    totals.add_node(&n.cost, &p, count, group.launch);
+                    totals.add_node(&n.cost, p.time, count);
                     *slot = OpPoint {
                         intensity: p.intensity,
                         bound: p.bound,
@@ -501,7 +501,7 @@ fn evaluate_point(
         group: g,
         batch,
         tokens_per_seq: w.tokens_per_seq(),
-        totals,
+        totals: totals.with_launch(group.launch),
         weights,
         kv_cache,
         fits: group.capacity.map(|c| weights + kv_cache <= c),
@@ -790,7 +790,7 @@ mod tests {
             for (o, row) in s.ops_at(p).iter().zip(&a.rows) {
                 assert_eq!(
                     (o.intensity, o.bound),
-                    (row.point.intensity, row.point.bound)
+                    (row.point().intensity, row.point().bound)
                 );
             }
         }

@@ -278,14 +278,14 @@ fn weight_only_and_w8a8_quantization() {
         4096.0 * 2.0 + 4096.0 * 4096.0 * (0.5 + 4.0 / 128.0)
     );
     // Weight-only: the GEMM still computes in bf16, so the bf16 peak applies.
-    assert_eq!(q.peak.get(), 989.5e12);
+    assert_eq!(q.peak().get(), 989.5e12);
     // W8A8: int8 weights and GEMM inputs, the int8 peak (1,979 TOP/s dense on the H100).
     let mut w = decode(2048, 1);
     w.precisions.weight = Precision::Int8;
     w.precisions.gemm_act = Some(Precision::Int8);
     let a = analyze(&m, &w, &h100).unwrap();
     let q = a.rows.iter().find(|r| r.name == "q_proj").unwrap();
-    assert_eq!(q.peak.get(), 1979e12);
+    assert_eq!(q.peak().get(), 1979e12);
     assert_eq!(q.cost.bytes_read.get(), 4096.0 + 4096.0 * 4096.0);
     // An fp8 KV cache halves the cache: 2·32·2049·4096·1 B.
     let mut w = decode(2048, 1);

@@ -111,17 +111,18 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
         ]);
         let total_time = s.totals.time.get();
         for row in &s.rows {
-            let share = row.point.time.get() * row.count as f64 / total_time * 100.0;
+            let p = row.point();
+            let share = p.time.get() * row.count as f64 / total_time * 100.0;
             t.add_row(vec![
                 row.name.to_string(),
                 row.count.to_string(),
                 human_flops(row.cost.flops.get()),
                 human_bytes(row.cost.bytes().get()),
-                human_intensity(row.point.intensity.get()),
-                format!("{:.1}", row.point.ridge.get()),
-                row.point.bound.to_string(),
-                human_flops_per_s(row.point.attainable.get()),
-                human_seconds(row.point.time.get()),
+                human_intensity(p.intensity.get()),
+                format!("{:.1}", p.ridge.get()),
+                p.bound.to_string(),
+                human_flops_per_s(p.attainable.get()),
+                human_seconds(p.time.get()),
                 human_seconds(row.launch_overhead.get()),
                 format!("{share:.1}%"),
             ]);
@@ -171,6 +172,7 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
 }
 
 fn op_json(row: &OpRow) -> Value {
+    let p = row.point();
     json!({
         "name": row.name,
         "kind": row.kind,
@@ -181,14 +183,14 @@ fn op_json(row: &OpRow) -> Value {
         "bytes_read": row.cost.bytes_read.get(),
         "bytes_written": row.cost.bytes_written.get(),
         "bytes": row.cost.bytes().get(),
-        "arithmetic_intensity": row.point.intensity.get(),
-        "ridge_point": row.point.ridge.get(),
-        "bound": row.point.bound,
-        "peak_flops_per_s": row.peak.get(),
-        "attainable_flops_per_s": row.point.attainable.get(),
-        "compute_time_s": row.point.compute_time.get(),
-        "memory_time_s": row.point.memory_time.get(),
-        "time_s": row.point.time.get(),
+        "arithmetic_intensity": p.intensity.get(),
+        "ridge_point": p.ridge.get(),
+        "bound": p.bound,
+        "peak_flops_per_s": row.peak().get(),
+        "attainable_flops_per_s": p.attainable.get(),
+        "compute_time_s": p.compute_time.get(),
+        "memory_time_s": p.memory_time.get(),
+        "time_s": p.time.get(),
         "launch_overhead_s": row.launch_overhead.get(),
     })
 }
@@ -317,6 +319,7 @@ fn write_csv(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteErro
     for s in r.stages {
         let wl = &s.workload;
         for row in &s.rows {
+            let p = row.point();
             w.write_record([
                 r.model.name.clone(),
                 r.device.id.clone(),
@@ -330,11 +333,11 @@ fn write_csv(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteErro
                 row.cost.flops.get().to_string(),
                 row.cost.bytes_read.get().to_string(),
                 row.cost.bytes_written.get().to_string(),
-                row.point.intensity.get().to_string(),
-                row.point.ridge.get().to_string(),
-                row.point.bound.to_string(),
-                row.point.attainable.get().to_string(),
-                row.point.time.get().to_string(),
+                p.intensity.get().to_string(),
+                p.ridge.get().to_string(),
+                p.bound.to_string(),
+                p.attainable.get().to_string(),
+                p.time.get().to_string(),
                 row.launch_overhead.get().to_string(),
             ])?;
         }

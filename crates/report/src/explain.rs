@@ -54,7 +54,7 @@ fn human_ratio(v: f64) -> String {
 /// The one-sentence answer the derivation arrives at.
 pub fn conclusion(d: &Derivation) -> String {
     let r = &d.row;
-    let p = &r.point;
+    let p = &r.point();
     if r.cost.flops.get() == 0.0 {
         return format!(
             "{} does no arithmetic: it is pure data movement, {} at {}, {}.",
@@ -64,7 +64,7 @@ pub fn conclusion(d: &Derivation) -> String {
             human_seconds(p.time.get())
         );
     }
-    let share = p.attainable.get() / r.peak.get() * 100.0;
+    let share = p.attainable.get() / r.peak().get() * 100.0;
     match p.bound {
         Bound::Memory => format!(
             "{} is memory-bound: its arithmetic intensity, {} FLOP/B, is {}× below the ridge point \
@@ -75,7 +75,7 @@ pub fn conclusion(d: &Derivation) -> String {
             human_ratio(d.distance.factor),
             plain_number(p.ridge.get()),
             human_flops_per_s(p.attainable.get()),
-            human_flops_per_s(r.peak.get()),
+            human_flops_per_s(r.peak().get()),
             human_seconds(p.time.get()),
             human_bytes(r.cost.bytes().get()),
             human_bytes_per_s(d.bandwidth.get())
@@ -87,7 +87,7 @@ pub fn conclusion(d: &Derivation) -> String {
             plain_number(p.intensity.get()),
             human_ratio(d.distance.factor),
             plain_number(p.ridge.get()),
-            human_flops_per_s(r.peak.get()),
+            human_flops_per_s(r.peak().get()),
             human_seconds(p.time.get()),
             human(r.cost.flops.get(), "FLOP")
         ),
@@ -284,7 +284,7 @@ pub fn to_html(d: &Derivation) -> String {
         "<section class=\"derivation\" id=\"derivation-{}\">\n<h3>{} ({}) on {}</h3>\n",
         e(&d.name),
         e(&d.name),
-        e(d.kind),
+        e(d.kind.as_str()),
         e(&d.device)
     ));
     for c in &d.context {

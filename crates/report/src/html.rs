@@ -171,6 +171,7 @@ fn stage_section(s: &StageAnalysis, r: &AnalyzeReport<'_>) -> String {
     ));
     let total = t.time.get();
     for row in &s.rows {
+        let p = row.point();
         let n = row.count as f64;
         h.push_str(&format!(
             "<tr data-name=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td class=\"bound-{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td></tr>\n",
@@ -179,15 +180,15 @@ fn stage_section(s: &StageAnalysis, r: &AnalyzeReport<'_>) -> String {
             row.count,
             esc(&human_flops(row.cost.flops.get())),
             esc(&human_bytes(row.cost.bytes().get())),
-            esc(&human_intensity(row.point.intensity.get())),
-            row.point.ridge.get(),
-            row.point.bound,
-            row.point.bound,
+            esc(&human_intensity(p.intensity.get())),
+            p.ridge.get(),
+            p.bound,
+            p.bound,
             esc(&ridge_distance_text(row)),
-            esc(&human_flops_per_s(row.point.attainable.get())),
-            esc(&human_seconds(row.point.time.get())),
-            esc(&human_seconds(row.point.time.get() * n)),
-            if total > 0.0 { row.point.time.get() * n / total * 100.0 } else { 0.0 },
+            esc(&human_flops_per_s(p.attainable.get())),
+            esc(&human_seconds(p.time.get())),
+            esc(&human_seconds(p.time.get() * n)),
+            if total > 0.0 { p.time.get() * n / total * 100.0 } else { 0.0 },
         ));
     }
     h.push_str(&format!(
@@ -327,7 +328,8 @@ pub fn largest_operator(stage: &StageAnalysis) -> Option<&'static str> {
         .rows
         .iter()
         .max_by(|a, b| {
-            (a.point.time.get() * a.count as f64).total_cmp(&(b.point.time.get() * b.count as f64))
+            (a.point().time.get() * a.count as f64)
+                .total_cmp(&(b.point().time.get() * b.count as f64))
         })
         .map(|r| r.name)
 }

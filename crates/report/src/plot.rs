@@ -219,7 +219,7 @@ fn precisions_used(rows: &[OpRow], act: Precision) -> Vec<Precision> {
 
 /// The tooltip of one operator: its numbers, one per line.
 pub fn tooltip(prefix: &str, row: &OpRow) -> Vec<String> {
-    let p = &row.point;
+    let p = &row.point();
     let dist = RidgeDistance::of(p);
     let side = match (dist.bound, row.cost.flops.get() == 0.0) {
         (_, true) => "no FLOPs".to_string(),
@@ -251,7 +251,7 @@ pub fn tooltip(prefix: &str, row: &OpRow) -> Vec<String> {
         format!(
             "attainable {} of {}",
             human_flops_per_s(p.attainable.get()),
-            human_flops_per_s(row.peak.get())
+            human_flops_per_s(row.peak().get())
         ),
     ];
     if row.count > 1 {
@@ -275,7 +275,8 @@ fn push_rows(
     prefix: &str,
 ) {
     for r in rows {
-        let (i, a) = (r.point.intensity.get(), r.point.attainable.get());
+        let p = r.point();
+        let (i, a) = (p.intensity.get(), p.attainable.get());
         if i > 0.0 && a > 0.0 && i.is_finite() && a.is_finite() {
             points.push(ChartPoint {
                 label: r.name.to_string(),

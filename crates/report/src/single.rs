@@ -32,7 +32,7 @@ pub fn ridge_distance_text(row: &OpRow) -> String {
     if row.cost.flops.get() == 0.0 {
         return "no FLOPs".into();
     }
-    let d = RidgeDistance::of(&row.point);
+    let d = RidgeDistance::of(&row.point());
     let f = d.factor;
     let n = if f >= 100.0 {
         format!("{f:.1}")
@@ -53,7 +53,8 @@ fn compute_name(c: Compute) -> String {
 }
 
 fn row_json(r: &OpRow) -> Value {
-    let d = RidgeDistance::of(&r.point);
+    let p = r.point();
+    let d = RidgeDistance::of(&p);
     json!({
         "name": r.name,
         "kind": r.kind,
@@ -62,14 +63,14 @@ fn row_json(r: &OpRow) -> Value {
         "bytes_read": r.cost.bytes_read.get(),
         "bytes_written": r.cost.bytes_written.get(),
         "bytes": r.cost.bytes().get(),
-        "arithmetic_intensity": r.point.intensity.get(),
-        "ridge_point": r.point.ridge.get(),
-        "bound": r.point.bound,
-        "peak_flops_per_s": r.peak.get(),
-        "attainable_flops_per_s": r.point.attainable.get(),
-        "compute_time_s": r.point.compute_time.get(),
-        "memory_time_s": r.point.memory_time.get(),
-        "time_s": r.point.time.get(),
+        "arithmetic_intensity": p.intensity.get(),
+        "ridge_point": p.ridge.get(),
+        "bound": p.bound,
+        "peak_flops_per_s": r.peak().get(),
+        "attainable_flops_per_s": p.attainable.get(),
+        "compute_time_s": p.compute_time.get(),
+        "memory_time_s": p.memory_time.get(),
+        "time_s": p.time.get(),
         "ridge_distance": if d.factor.is_finite() { json!(d.factor) } else { Value::Null },
         "launch_overhead_s": r.launch_overhead.get(),
     })
@@ -126,6 +127,7 @@ pub fn write_op(r: &OpReport<'_>, format: Format, out: &mut dyn Write) -> Result
                 "ridge_distance",
             ])?;
             for x in r.rows {
+                let p = x.point();
                 w.write_record([
                     r.device.id.clone(),
                     x.name.to_string(),
@@ -133,12 +135,12 @@ pub fn write_op(r: &OpReport<'_>, format: Format, out: &mut dyn Write) -> Result
                     x.cost.flops.get().to_string(),
                     x.cost.bytes_read.get().to_string(),
                     x.cost.bytes_written.get().to_string(),
-                    x.point.intensity.get().to_string(),
-                    x.point.ridge.get().to_string(),
-                    x.point.bound.to_string(),
-                    x.point.attainable.get().to_string(),
-                    x.point.time.get().to_string(),
-                    RidgeDistance::of(&x.point).factor.to_string(),
+                    p.intensity.get().to_string(),
+                    p.ridge.get().to_string(),
+                    p.bound.to_string(),
+                    p.attainable.get().to_string(),
+                    p.time.get().to_string(),
+                    RidgeDistance::of(&p).factor.to_string(),
                 ])?;
             }
             w.flush()?;
@@ -166,20 +168,21 @@ pub fn write_op(r: &OpReport<'_>, format: Format, out: &mut dyn Write) -> Result
                 "from ridge",
             ]);
             for x in r.rows {
+                let p = x.point();
                 t.add_row(vec![
                     x.name.to_string(),
                     format!(
                         "{} {}",
-                        human_flops_per_s(x.peak.get()),
+                        human_flops_per_s(x.peak().get()),
                         compute_name(x.compute)
                     ),
                     human_flops(x.cost.flops.get()),
                     human_bytes(x.cost.bytes().get()),
-                    human_intensity(x.point.intensity.get()),
-                    format!("{:.1}", x.point.ridge.get()),
-                    format!("{}-bound", x.point.bound),
-                    human_flops_per_s(x.point.attainable.get()),
-                    human_seconds(x.point.time.get()),
+                    human_intensity(p.intensity.get()),
+                    format!("{:.1}", p.ridge.get()),
+                    format!("{}-bound", p.bound),
+                    human_flops_per_s(p.attainable.get()),
+                    human_seconds(p.time.get()),
                     ridge_distance_text(x),
                 ]);
             }

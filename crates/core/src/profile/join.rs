@@ -37,7 +37,7 @@ use super::aten::{shaped_op, MapKind, Shaped};
 use super::{MeasuredKernel, Profile};
 use crate::analysis::StageAnalysis;
 use crate::graph::{OpGraph, Scope};
-use crate::ops::Op;
+use crate::ops::{Op, OpKind};
 use crate::precision::Precision;
 use crate::units::Seconds;
 use crate::workload::Stage;
@@ -301,7 +301,7 @@ pub struct JoinRow {
     /// Model operator (`q_proj`).
     pub name: &'static str,
     /// Operator type (`gemm`).
-    pub kind: &'static str,
+    pub kind: OpKind,
     /// Executions per forward pass.
     pub count: u64,
     /// Roofline time per forward pass (one execution × count), seconds.
@@ -446,7 +446,7 @@ pub fn join(graph: &OpGraph, analysis: &StageAnalysis, profile: &Profile) -> Joi
         let Some(row) = analysis.rows.iter().find(|r| r.name == node.name) else {
             continue;
         };
-        let predicted = row.point.time * row.count as f64;
+        let predicted = row.point().time * row.count as f64;
         let got = (events[i] > 0).then(|| measured[i] / stepsf);
         let expected_events = if sigs[i].is_some() {
             row.count * steps
