@@ -602,8 +602,10 @@ pub fn evaluate_plan(
         s.kernels += n;
         s.cost += k.cost * n as f64;
         s.time += p.time * n as f64;
-        s.launch_overhead += launch * n as f64;
         s.points.push(p);
     }
+    // kernels × launch, once: as the analysis counts it, so the unfused plan's launch overhead
+    // is the analysis's to the last digit.
+    s.launch_overhead = launch * s.kernels as f64;
     Ok(s)
 }

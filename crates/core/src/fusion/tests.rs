@@ -143,6 +143,10 @@ fn summary_counts_launches() {
     assert_eq!(e.kernels, 18 * 32 + 3);
     assert_eq!(m.kernels, 5 * 32 + 3);
     assert_eq!(m.launch_overhead.get(), (5.0 * 32.0 + 3.0) * 5e-6);
+    // The unfused plan's launch overhead is the analysis's, exactly: 579 × 5 µs.
+    assert_eq!(e.launch_overhead.get(), 579.0 * 5e-6);
+    let a = crate::analysis::analyze(&llama2_7b(), &wl(Stage::Decode, 1, 2048), &d).unwrap();
+    assert_eq!(a.totals.launch_overhead, e.launch_overhead);
 }
 
 fn sinks(g: &OpGraph) -> Vec<usize> {
