@@ -247,7 +247,7 @@ fn parse_positive(s: &str) -> Result<u64, String> {
 #[derive(Debug, Args)]
 pub struct OpArgs {
     #[command(subcommand)]
-    pub op: OpKind,
+    pub op: OpCommand,
 }
 
 /// Flags every `roofline op` operator takes.
@@ -269,7 +269,7 @@ pub struct OpCommon {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum OpKind {
+pub enum OpCommand {
     /// C[m,n] = A[m,k] · B[k,n] (+ bias): 2·m·n·k FLOP.
     Gemm {
         /// Rows of A and C (tokens).
@@ -372,16 +372,16 @@ pub enum OpKind {
     },
 }
 
-impl OpKind {
+impl OpCommand {
     /// The flags every operator shares.
     pub fn common(&self) -> &OpCommon {
         match self {
-            OpKind::Gemm { common, .. }
-            | OpKind::Attention { common, .. }
-            | OpKind::Softmax { common, .. }
-            | OpKind::Rmsnorm { common, .. }
-            | OpKind::Layernorm { common, .. }
-            | OpKind::Elementwise { common, .. } => common,
+            OpCommand::Gemm { common, .. }
+            | OpCommand::Attention { common, .. }
+            | OpCommand::Softmax { common, .. }
+            | OpCommand::Rmsnorm { common, .. }
+            | OpCommand::Layernorm { common, .. }
+            | OpCommand::Elementwise { common, .. } => common,
         }
     }
 }

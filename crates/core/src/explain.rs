@@ -1059,7 +1059,7 @@ pub fn explain_node(
         .rows
         .iter()
         .find(|r| r.name == name)
-        .cloned()
+        .copied()
         .ok_or_else(|| ExplainError::UnknownOperator {
             name: name.to_string(),
             available: stage.rows.iter().map(|r| r.name).collect(),

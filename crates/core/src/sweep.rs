@@ -179,7 +179,7 @@ pub struct SweepSpec<'a> {
     pub flash_attention: bool,
 }
 
-/// An operator of the swept graph (the same list in every group).
+/// An operator of the swept graph.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SweepNode {
     /// Node name (`q_proj`).
@@ -211,7 +211,10 @@ pub struct SweepGroup {
     pub ridge: FlopPerByte,
     /// Main-memory capacity, if known.
     pub capacity: Option<Bytes>,
-    /// Per operator (as [`Sweep::nodes`]): the ridge it is held against.
+    /// The operators of this group's graph, in forward order. The same in every group of one
+    /// stage; prefill and decode can differ (MLA decodes with absorbed projections).
+    pub nodes: Vec<SweepNode>,
+    /// Per operator (as [`SweepGroup::nodes`]): the ridge it is held against.
     pub node_ridges: Vec<FlopPerByte>,
     /// Per operator: its crossover batch.
     pub crossovers: Vec<Crossover>,
@@ -328,16 +331,16 @@ impl SweepPoint {
 /// A finished sweep.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sweep {
-    /// The operators, in forward order (the same in every group).
-    pub nodes: Vec<SweepNode>,
     /// The batches swept, in the order given.
     pub batches: Vec<u64>,
     /// One per (chip, precision, stage, length), in that nesting order.
     pub groups: Vec<SweepGroup>,
     /// `groups.len() × batches.len()` points, group-major.
     pub points: Vec<SweepPoint>,
-    /// `points.len() × nodes.len()` operator results, point-major.
+    /// `points.len() × width` operator results, point-major, where `width` is the most
+    /// operators of any group ([`Sweep::ops_at`] gives a point's own).
     pub ops: Vec<OpPoint>,
+    width: usize,
 }
 
 impl Sweep {
@@ -347,10 +350,11 @@ impl Sweep {
         &self.points[g * n..(g + 1) * n]
     }
 
-    /// The operator results of point `p` (an index into [`Sweep::points`]).
+    /// The operator results of point `p` (an index into [`Sweep::points`]), one per operator
+    /// of its group ([`SweepGroup::nodes`]).
     pub fn ops_at(&self, p: usize) -> &[OpPoint] {
-        let n = self.nodes.len();
-        &self.ops[p * n..(p + 1) * n]
+        let n = self.groups[self.points[p].group].nodes.len();
+        &self.ops[p * self.width..p * self.width + n]
     }
 }
 
@@ -409,7 +413,7 @@ fn plan_group(
     stage: Stage,
     seq_len: u64,
     context: u64,
-) -> Result<(SweepGroup, Vec<SweepNode>), AnalysisError> {
+) -> Result<SweepGroup, AnalysisError> {
     let device = &spec.devices[device_index];
     let roofs_of_chip = ChipRoofs::new(device, precisions.act)?;
     let peak = roofs_of_chip.peak(crate::ops::Compute::Matrix(precisions.act))?;
@@ -422,6 +426,7 @@ fn plan_group(
         peak,
         ridge: peak / roofs_of_chip.bandwidth,
         capacity: device.capacity(),
+        nodes: Vec::new(),
         node_ridges: Vec::new(),
         crossovers: Vec::new(),
         roofs: Vec::new(),
@@ -436,7 +441,11 @@ fn plan_group(
     }
     let flash = spec.flash_attention;
     let at: [NodeCosts; 4] = [0, 1, 2, 3].map(|b| costs_at(spec.model, &group.workload(b, flash)));
-    let mut nodes = Vec::with_capacity(at[1].nodes().len());
+    if let Some(c) = at.iter().find(|c| !c.is_complete()) {
+        return Err(AnalysisError::TooManyNodes {
+            emitted: c.emitted(),
+        });
+    }
     for (k, n1) in at[1].nodes().iter().enumerate() {
         let roof = roofs_of_chip.roof(n1.compute)?;
         let affine = AffineCost::from_batches(&at[0].nodes()[k].cost, &n1.cost);
@@ -449,14 +458,14 @@ fn plan_group(
         });
         group.roofs.push(roof);
         group.counts.push(at[1].count(n1.scope));
-        nodes.push(SweepNode {
+        group.nodes.push(SweepNode {
             name: n1.name,
             kind: n1.kind,
             scope: n1.scope,
             count: at[1].count(n1.scope),
         });
     }
-    Ok((group, nodes))
+    Ok(group)
 }
 
 /// Evaluates one point into `point` and `ops`: the same arithmetic as
@@ -515,7 +524,6 @@ fn evaluate_point(
 pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, AnalysisError> {
     spec.model.validate().map_err(AnalysisError::Model)?;
     let mut groups = Vec::new();
-    let mut nodes: Vec<SweepNode> = Vec::new();
     for d in 0..spec.devices.len() {
         for &p in spec.precisions {
             for &stage in spec.stages {
@@ -528,20 +536,22 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, AnalysisError> {
                         Stage::Prefill => (len, 0),
                         Stage::Decode => (1, len),
                     };
-                    let (group, group_nodes) = plan_group(spec, d, p, stage, seq_len, context)?;
-                    if nodes.is_empty() {
-                        nodes = group_nodes;
-                    }
-                    debug_assert_eq!(group.roofs.len(), nodes.len());
-                    groups.push(group);
+                    groups.push(plan_group(spec, d, p, stage, seq_len, context)?);
                 }
             }
         }
     }
     let nb = spec.batches.len();
     let mut points = vec![SweepPoint::EMPTY; groups.len() * nb];
-    let mut ops = vec![OpPoint::EMPTY; points.len() * nodes.len()];
-    let width = nodes.len().max(1);
+    // Each point's operators in a slot as wide as the widest group's; a narrower group leaves
+    // the end of its slot unused.
+    let width = groups
+        .iter()
+        .map(|g| g.nodes.len())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let mut ops = vec![OpPoint::EMPTY; points.len() * width];
     points
         .par_iter_mut()
         .zip(ops.par_chunks_mut(width))
@@ -551,11 +561,11 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, AnalysisError> {
             evaluate_point(spec, &groups[g], g, spec.batches[i % nb], point, op_slice);
         });
     Ok(Sweep {
-        nodes,
         batches: spec.batches.to_vec(),
         groups,
         points,
         ops,
+        width,
     })
 }
 
@@ -602,7 +612,8 @@ mod tests {
     }
 
     fn node(s: &Sweep, name: &str) -> Result<usize, String> {
-        s.nodes
+        s.groups[0]
+            .nodes
             .iter()
             .position(|n| n.name == name)
             .ok_or(format!("no operator {name}"))
@@ -727,7 +738,7 @@ mod tests {
                 let s = sweep(&spec)?;
                 for (g, group) in s.groups.iter().enumerate() {
                     for (k, c) in group.crossovers.iter().enumerate() {
-                        let name = s.nodes[k].name;
+                        let name = group.nodes[k].name;
                         let first = s
                             .group_points(g)
                             .iter()
@@ -753,7 +764,7 @@ mod tests {
                         // Expert GEMMs are the operators whose cost is not affine in the batch.
                         assert_eq!(
                             matches!(c, Crossover::Searched { .. }),
-                            s.nodes[k].kind == "expert_gemm",
+                            group.nodes[k].kind == OpKind::ExpertGemm,
                             "{} {name}: {c:?}",
                             m.name
                         );
@@ -768,10 +779,20 @@ mod tests {
     #[test]
     fn every_point_equals_analyze() -> Result<(), Box<dyn std::error::Error>> {
         let devices = [h100_sxm()];
-        let m = llama2_7b();
+        // Every decoder variant, the MLA + MoE one with more than 32 operators included.
+        for m in crate::analysis::tests::models() {
+            every_point_of(&m, &devices)?;
+        }
+        Ok(())
+    }
+
+    fn every_point_of(
+        m: &Transformer,
+        devices: &[Device],
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let spec = SweepSpec {
-            model: &m,
-            devices: &devices,
+            model: m,
+            devices,
             precisions: &[bf16()],
             stages: &[Stage::Prefill, Stage::Decode],
             seq_lens: &[128, 2048],
@@ -783,15 +804,18 @@ mod tests {
         assert_eq!(s.points.len(), 4 * 4);
         for (p, point) in s.points.iter().enumerate() {
             let g = &s.groups[point.group];
-            let a = analyze(&m, &g.workload(point.batch, true), &devices[0])?;
+            let a = analyze(m, &g.workload(point.batch, true), &devices[0])?;
+            // Each group's own operators (MLA decodes with absorbed projections), all of them.
+            let names: Vec<_> = g.nodes.iter().map(|n| n.name).collect();
+            let rows: Vec<_> = a.rows.iter().map(|r| r.name).collect();
+            assert_eq!(names, rows, "{}", m.name);
+            assert_eq!(s.ops_at(p).len(), a.rows.len());
             assert_eq!(point.totals, a.totals);
             assert_eq!(point.weights, a.memory.weights);
             assert_eq!(point.kv_cache, a.memory.kv_cache);
             for (o, row) in s.ops_at(p).iter().zip(&a.rows) {
-                assert_eq!(
-                    (o.intensity, o.bound),
-                    (row.point().intensity, row.point().bound)
-                );
+                let rp = row.point();
+                assert_eq!((o.intensity, o.bound), (rp.intensity, rp.bound));
             }
         }
         Ok(())

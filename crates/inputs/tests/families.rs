@@ -320,3 +320,34 @@ fn missing_and_unknown_fields_are_named() {
     let e = parse_config(r#"{"architectures":["FalconForCausalLM"]}"#, "f.json", "f").unwrap_err();
     assert!(e.message.contains("`architectures`") && e.hint.unwrap().contains("OPTForCausalLM"));
 }
+
+#[test]
+fn every_preset_fits_the_allocation_free_node_list() {
+    // DeepSeek-V3 emits 37 operators in prefill and 38 in decode; a node list of 32 once cut its
+    // shared experts, final norm and lm_head from sweeps, MFU and MBU without a word.
+    use roofline_core::analysis::node_costs;
+    use roofline_core::graph::MAX_NODES;
+    let mut deepseek = Vec::new();
+    for id in roofline_inputs::config::preset_ids() {
+        let m = load_model(id).unwrap();
+        for stage in [Stage::Prefill, Stage::Decode] {
+            for flash in [false, true] {
+                let w = Workload {
+                    stage,
+                    flash_attention: flash,
+                    seq_len: if stage == Stage::Prefill { 2048 } else { 1 },
+                    ..decode(2048, 1)
+                };
+                let c = node_costs(&m, &w).unwrap();
+                let g = build_graph(&m, &w);
+                assert_eq!(c.nodes().len(), g.nodes.len(), "{id} {stage:?}");
+                assert!(g.nodes.len() <= MAX_NODES, "{id} {stage:?}");
+                assert_eq!(c.nodes().last().map(|n| n.name), Some("lm_head"), "{id}");
+                if id == "deepseek-v3" && !flash {
+                    deepseek.push(g.nodes.len());
+                }
+            }
+        }
+    }
+    assert_eq!(deepseek, [37, 38]);
+}

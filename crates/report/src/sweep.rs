@@ -164,7 +164,7 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
         header.push("smallest batch".into());
         let header_refs: Vec<&str> = header.iter().map(|h| h.as_str()).collect();
         let mut t = new_table(&header_refs);
-        for (k, node) in s.nodes.iter().enumerate() {
+        for (k, node) in g.nodes.iter().enumerate() {
             let mut row = vec![
                 node.name.to_string(),
                 format!("{:.1}", g.node_ridges[k].get()),
@@ -204,7 +204,7 @@ pub fn to_json(v: &SweepView<'_>) -> Value {
         .iter()
         .enumerate()
         .map(|(gi, g)| {
-            let operators: Vec<Value> = s
+            let operators: Vec<Value> = g
                 .nodes
                 .iter()
                 .enumerate()
@@ -302,7 +302,7 @@ fn write_csv(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
         let d = &v.devices[g.device];
         for (bi, p) in s.group_points(gi).iter().enumerate() {
             let ops = s.ops_at(gi * s.batches.len() + bi);
-            for (k, (n, o)) in s.nodes.iter().zip(ops).enumerate() {
+            for (k, (n, o)) in g.nodes.iter().zip(ops).enumerate() {
                 let (exact, smallest) = match g.crossovers[k] {
                     Crossover::At { exact, smallest } => (exact.to_string(), smallest.to_string()),
                     Crossover::Searched { smallest } => (String::new(), smallest.to_string()),

@@ -211,7 +211,7 @@ pub fn render_sweep_svg(v: &SweepView<'_>) -> Result<String, PlotError> {
         // ---- panel 2: intensity of each operator, first group ----
         let g0 = &s.groups[0];
         let nb = s.batches.len();
-        let drawn: Vec<usize> = (0..s.nodes.len())
+        let drawn: Vec<usize> = (0..g0.nodes.len())
             .filter(|&k| (0..nb).all(|bi| s.ops_at(bi)[k].intensity.get() > 0.0))
             .collect();
         let mut imin = f64::INFINITY;
@@ -302,7 +302,7 @@ pub fn render_sweep_svg(v: &SweepView<'_>) -> Result<String, PlotError> {
         }
         let mut y = 16;
         for (i, &k) in drawn.iter().enumerate() {
-            let name = s.nodes[k].name;
+            let name = g0.nodes[k].name;
             legend
                 .draw(&PathElement::new(
                     vec![(6, y + 7), (34, y + 7)],
@@ -314,9 +314,9 @@ pub fn render_sweep_svg(v: &SweepView<'_>) -> Result<String, PlotError> {
                 .map_err(pe)?;
             y += 19;
         }
-        let skipped: Vec<&str> = (0..s.nodes.len())
+        let skipped: Vec<&str> = (0..g0.nodes.len())
             .filter(|k| !drawn.contains(k))
-            .map(|k| s.nodes[k].name)
+            .map(|k| g0.nodes[k].name)
             .collect();
         if !skipped.is_empty() {
             legend

@@ -1,6 +1,6 @@
 //! `roofline op KIND …`: one operator on one chip.
 
-use crate::args::{OpArgs, OpKind};
+use crate::args::{OpArgs, OpCommand};
 use crate::error::CliError;
 use roofline_core::analysis::AnalysisError;
 use roofline_core::explain::explain_op;
@@ -16,10 +16,10 @@ use std::io::Write;
 type Kernels = Vec<(&'static str, Op)>;
 
 /// The kernels an operator runs as, with a one-line description.
-fn kernels(kind: &OpKind) -> Result<(String, Kernels), CliError> {
+fn kernels(kind: &OpCommand) -> Result<(String, Kernels), CliError> {
     let p = kind.common().precision;
     Ok(match *kind {
-        OpKind::Gemm { m, n, k, bias, .. } => (
+        OpCommand::Gemm { m, n, k, bias, .. } => (
             format!(
                 "gemm m={m} n={n} k={k}{} ({p})",
                 if bias { " + bias" } else { "" }
@@ -32,7 +32,7 @@ fn kernels(kind: &OpKind) -> Result<(String, Kernels), CliError> {
                 }),
             )],
         ),
-        OpKind::Attention {
+        OpCommand::Attention {
             batch,
             heads,
             kv_heads,
@@ -82,7 +82,7 @@ fn kernels(kind: &OpKind) -> Result<(String, Kernels), CliError> {
                 spec.kernels(),
             )
         }
-        OpKind::Softmax {
+        OpCommand::Softmax {
             rows,
             cols,
             no_scale_mask,
@@ -106,7 +106,7 @@ fn kernels(kind: &OpKind) -> Result<(String, Kernels), CliError> {
                 }),
             )],
         ),
-        OpKind::Rmsnorm { rows, cols, .. } => (
+        OpCommand::Rmsnorm { rows, cols, .. } => (
             format!("rmsnorm rows={rows} cols={cols} ({p})"),
             vec![(
                 "rmsnorm",
@@ -118,7 +118,7 @@ fn kernels(kind: &OpKind) -> Result<(String, Kernels), CliError> {
                 }),
             )],
         ),
-        OpKind::Layernorm { rows, cols, .. } => (
+        OpCommand::Layernorm { rows, cols, .. } => (
             format!("layernorm rows={rows} cols={cols} ({p})"),
             vec![(
                 "layernorm",
@@ -130,7 +130,7 @@ fn kernels(kind: &OpKind) -> Result<(String, Kernels), CliError> {
                 }),
             )],
         ),
-        OpKind::Elementwise {
+        OpCommand::Elementwise {
             inputs,
             elements,
             flops_per_element,

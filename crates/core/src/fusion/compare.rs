@@ -72,7 +72,8 @@ pub fn compare_preset(
     let fused = plan(graph, preset, smem);
     let before = evaluate_plan(&eager, graph.layers, act, device, launch)?;
     let after = evaluate_plan(&fused, graph.layers, act, device, launch)?;
-    let launch_saved = before.launch_overhead - after.launch_overhead;
+    // (kernels before − kernels after) × launch: the launches saved, rounded once.
+    let launch_saved = launch * (before.kernels as f64 - after.kernels as f64);
     let roofline_saved = before.time - after.time;
     Ok(FusionComparison {
         preset,

@@ -551,7 +551,7 @@ pub struct FusionSummary {
     pub cost: Cost,
     /// Σ roofline time per forward pass.
     pub time: Seconds,
-    /// Σ launch overhead per forward pass.
+    /// Launch overhead per forward pass: kernels × the overhead of one launch.
     pub launch_overhead: Seconds,
     /// Each kernel on the roofline (one execution), in plan order.
     pub points: Vec<RooflinePoint>,

@@ -4,8 +4,9 @@
 use serde::Serialize;
 use std::fmt;
 
-/// The type of an operator: which variant of [`crate::ops::Op`] it is. Printed, compared and
-/// serialised as its short name (`gemm`, `softmax`, …; [`OpKind::as_str`]).
+/// The type of an operator: which variant of [`crate::ops::Op`] it is. Printed, compared (with
+/// `==` against a `&str` either way round) and serialised as its short name (`gemm`, `softmax`,
+/// …; [`OpKind::as_str`]); ordered as declared, which is [`crate::ops::Op`]'s order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpKind {
@@ -87,6 +88,18 @@ impl PartialEq<&str> for OpKind {
     }
 }
 
+impl PartialEq<OpKind> for str {
+    fn eq(&self, other: &OpKind) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<OpKind> for &str {
+    fn eq(&self, other: &OpKind) -> bool {
+        *self == other.as_str()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,7 +111,7 @@ mod tests {
             // The serde name and the printed name are one string.
             assert_eq!(serde_json::to_string(&k)?, format!("\"{}\"", k.as_str()));
             assert_eq!(k.to_string(), k.as_str());
-            assert!(k == k.as_str());
+            assert!(k == k.as_str() && k.as_str() == k && *k.as_str() == k);
             assert!(seen.insert(k.as_str()));
         }
         assert_eq!(std::mem::size_of::<OpKind>(), 1);

@@ -479,7 +479,7 @@ pub fn join(graph: &OpGraph, analysis: &StageAnalysis, profile: &Profile) -> Joi
             "the profile ran in {p} but the prediction is for {act} activations: pass --precision {p}"
         ));
     }
-    let gemm_matched = rows.iter().any(|r| r.kind == "gemm" && r.events > 0);
+    let gemm_matched = rows.iter().any(|r| r.kind == OpKind::Gemm && r.events > 0);
     if !gemm_matched {
         let mut ms: Vec<u64> = items.iter().filter_map(|i| i.gemm_m).collect();
         ms.sort_unstable();
