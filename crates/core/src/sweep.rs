@@ -340,6 +340,7 @@ pub struct Sweep {
     /// `points.len() × width` operator results, point-major, where `width` is the most
     /// operators of any group ([`Sweep::ops_at`] gives a point's own).
     pub ops: Vec<OpPoint>,
+    #[serde(skip)]
     width: usize,
 }
 
