@@ -42,6 +42,18 @@ impl Stat {
         }
     }
 
+    /// The statistic of the reciprocal quantity: from a rate (units per second) the time per
+    /// unit, and back. The median inverts; the smallest becomes the largest and the largest the
+    /// smallest. Samples and stability carry over.
+    pub fn reciprocal(&self) -> Stat {
+        Stat {
+            median: 1.0 / self.median,
+            min: 1.0 / self.max,
+            max: 1.0 / self.min,
+            ..*self
+        }
+    }
+
     /// Median, min, max of `values` (unsorted, finite). `None` when empty.
     ///
     /// The median of an even count is the mean of the two middle values.
@@ -420,6 +432,17 @@ mod tests {
             notes: vec![],
             method: "m".into(),
         }
+    }
+
+    #[test]
+    fn a_rate_statistic_inverts_to_seconds_per_unit() -> Result<(), Box<dyn std::error::Error>> {
+        // 4, 5 and 8 units/s: median 5 → 0.2 s per unit; the fastest rate (8) is the shortest
+        // time (0.125 s), the slowest (4) the longest (0.25 s).
+        let rate = Stat::of(&[8.0, 4.0, 5.0], true).ok_or("three samples")?;
+        let t = rate.reciprocal();
+        assert_eq!((t.median, t.min, t.max), (0.2, 0.125, 0.25));
+        assert_eq!((t.samples, t.stable), (3, true));
+        Ok(())
     }
 
     #[test]

@@ -323,8 +323,14 @@ fn missing_and_unknown_fields_are_named() {
 
 #[test]
 fn every_preset_fits_the_allocation_free_node_list() {
-    // DeepSeek-V3 emits 37 operators in prefill and 38 in decode; a node list of 32 once cut its
-    // shared experts, final norm and lm_head from sweeps, MFU and MBU without a word.
+    // DeepSeek-V3 in prefill, by hand: embed_tokens; per block input_layernorm, q_a_proj,
+    // q_a_layernorm, q_b_proj, kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, rotary_emb,
+    // kv_cache_write, qk_matmul, softmax, sv_matmul, o_proj, attn_residual_add,
+    // post_attention_layernorm (15); the dense MLP of the first 3 blocks (gate, up, act, mul,
+    // down: 5); the MoE MLP of the other 58 (gate, router_topk, 5 routed-expert and 5
+    // shared-expert operators, moe_combine: 13); mlp_residual_add; then norm and lm_head:
+    // 1 + 15 + 5 + 13 + 1 + 2 = 37. Decode absorbs kv_b_proj into q_absorb and o_absorb: 38.
+    // A node list of 32 once cut the last ones from sweeps, MFU and MBU without a word.
     use roofline_core::analysis::node_costs;
     use roofline_core::graph::MAX_NODES;
     let mut deepseek = Vec::new();

@@ -15,7 +15,7 @@
 #![allow(clippy::print_stdout, missing_docs)]
 
 use roofline_core::precision::Precision;
-use roofline_core::prediction::{check_suite, device_with_best_bandwidths};
+use roofline_core::prediction::device_with_best_bandwidths;
 use roofline_measure::suite::{run_cpu, SuiteOptions};
 use roofline_measure::{measure_cpu, CpuOptions, NoProgress};
 
@@ -74,19 +74,7 @@ fn once(quick: bool) -> Result<f64, String> {
         &mut NoProgress,
     )
     .map_err(|e| e.message)?;
-    let pairs: Vec<(&str, &str, &str)> = run
-        .pairs
-        .iter()
-        .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
-        .collect();
-    let check = check_suite(
-        &run.timings,
-        &pairs,
-        &device,
-        Precision::Fp32,
-        &run.ceilings,
-    )
-    .map_err(|e| e.to_string())?;
+    let check = run.check(&device).map_err(|e| e.to_string())?;
     let peak = device.peak(Precision::Fp32).map(|p| p.get()).unwrap_or(0.0);
     println!(
         "{} · {} threads · fp32 {:.1} GFLOP/s · {}",

@@ -11,7 +11,7 @@
 //! [`crate::plot`]'s chart has one memory roof per chip and no dotted roofs, hence this module.
 
 use crate::plot::frame::Frame;
-use crate::plot::{svg_to_png, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
+use crate::plot::{pe, svg_to_png, xml_escape, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
 use crate::units::{human, human_bytes_per_s, human_flops_per_s};
 use plotters::prelude::*;
 use roofline_core::device::MemoryKind;
@@ -45,7 +45,8 @@ pub struct HierChart {
     pub compute: Vec<Roof>,
 }
 
-fn level_color(kind: MemoryKind) -> (u8, u8, u8) {
+/// The colour of a memory level's roof, the same in the hierarchical and kernels plots.
+pub(crate) fn level_color(kind: MemoryKind) -> (u8, u8, u8) {
     match kind {
         MemoryKind::L1 => (39, 174, 96),
         MemoryKind::L2 => (41, 128, 185),
@@ -172,10 +173,6 @@ impl HierChart {
         };
         ((x0, x1), (y0, y1))
     }
-}
-
-fn pe(e: impl std::fmt::Display) -> PlotError {
-    PlotError(e.to_string())
 }
 
 /// The chart as an SVG document (`WIDTH × HEIGHT` pixels). Each roof's label is an SVG text
@@ -308,13 +305,6 @@ pub fn render_svg(chart: &HierChart) -> Result<String, PlotError> {
         None => return Err(PlotError("plotters wrote no closing </svg>".into())),
     }
     Ok(svg)
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The chart's bytes in `format`: SVG text or PNG.

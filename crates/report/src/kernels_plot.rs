@@ -8,12 +8,12 @@
 //! memory roofs up to the compute roof, the compute roof from the fastest memory roof to the
 //! right edge); that module's chart has no points, hence this one.
 
-use crate::hier_plot::Roof;
+use crate::hier_plot::{level_color, Roof};
 use crate::plot::frame::Frame;
-use crate::plot::{svg_to_png, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
+use crate::plot::{pe, svg_to_png, xml_escape, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
 use crate::units::{human_bytes_per_s, human_flops_per_s};
 use plotters::prelude::*;
-use roofline_core::device::{Device, MemoryKind};
+use roofline_core::device::Device;
 use roofline_core::precision::Precision;
 use roofline_core::prediction::SuiteCheck;
 use std::fmt::Write as _;
@@ -58,16 +58,6 @@ pub struct KernelsChart {
     pub ceiling: Option<Roof>,
     /// The kernels.
     pub points: Vec<KernelPoint>,
-}
-
-fn level_color(kind: MemoryKind) -> (u8, u8, u8) {
-    match kind {
-        MemoryKind::L1 => (39, 174, 96),
-        MemoryKind::L2 => (41, 128, 185),
-        MemoryKind::L3 => (142, 68, 173),
-        MemoryKind::Sram => (22, 160, 133),
-        MemoryKind::Main => (44, 62, 80),
-    }
 }
 
 fn family_color(f: &str) -> (u8, u8, u8) {
@@ -198,17 +188,6 @@ struct Label {
     text: String,
     color: (u8, u8, u8),
     anchor: &'static str,
-}
-
-fn pe(e: impl std::fmt::Display) -> PlotError {
-    PlotError(e.to_string())
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The chart as an SVG document (`WIDTH + LEGEND_WIDTH × HEIGHT` pixels). Each kernel's

@@ -196,7 +196,9 @@ impl fmt::Display for PlotError {
 }
 impl std::error::Error for PlotError {}
 
-fn pe(e: impl fmt::Display) -> PlotError {
+/// A drawing error of `plotters` (or any displayable one) as a [`PlotError`]: what every plot
+/// module maps its errors through.
+pub(crate) fn pe(e: impl fmt::Display) -> PlotError {
     PlotError(e.to_string())
 }
 

@@ -9,7 +9,7 @@
 //!
 //! Both x axes are logarithmic in the batch. PNG is the SVG rasterised by [`svg_to_png`].
 
-use crate::plot::{svg_to_png, PlotError, PlotFormat};
+use crate::plot::{pe, svg_to_png, PlotError, PlotFormat};
 use crate::sweep::SweepView;
 use crate::units::{human, human_seconds};
 use plotters::prelude::*;
@@ -48,10 +48,6 @@ const COLORS: [(u8, u8, u8); 20] = [
 fn color(i: usize) -> RGBColor {
     let (r, g, b) = COLORS[i % COLORS.len()];
     RGBColor(r, g, b)
-}
-
-fn pe(e: impl std::fmt::Display) -> PlotError {
-    PlotError(e.to_string())
 }
 
 /// A log axis range covering `lo..hi` with some room, never empty.

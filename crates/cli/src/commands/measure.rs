@@ -11,6 +11,26 @@ use roofline_measure::{measure_cpu, CpuOptions, ErrorKind, MeasureError, Progres
 use roofline_report::hier_plot::{render, HierChart};
 use std::io::Write;
 
+/// Measures this machine: GPU `gpu` when given, else the CPU with `cpu`'s options (the GPU
+/// takes its quickness and date from them).
+pub(super) fn measure_machine(
+    gpu: Option<u32>,
+    cpu: CpuOptions,
+    bar: &mut Bar,
+) -> Result<Measurement, CliError> {
+    Ok(match gpu {
+        Some(device) => measure_gpu(
+            &GpuOptions {
+                device: device as usize,
+                quick: cpu.quick,
+                date: cpu.date,
+            },
+            bar,
+        )?,
+        None => measure_cpu(&cpu, bar)?,
+    })
+}
+
 impl From<MeasureError> for CliError {
     fn from(e: MeasureError) -> Self {
         Self {
@@ -76,28 +96,14 @@ pub fn run(a: &MeasureArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ));
     }
 
-    let date = today_utc();
     let mut bar = Bar(None);
-    let m: Measurement = if a.gpu {
-        measure_gpu(
-            &GpuOptions {
-                device: a.device as usize,
-                quick: a.quick,
-                date,
-            },
-            &mut bar,
-        )?
-    } else {
-        measure_cpu(
-            &CpuOptions {
-                quick: a.quick,
-                threads: a.threads.map(|t| t as usize),
-                max_working_set: a.max_working_set.map(|m| m as f64 * 1048576.0),
-                date,
-            },
-            &mut bar,
-        )?
+    let cpu = CpuOptions {
+        quick: a.quick,
+        threads: a.threads.map(|t| t as usize),
+        max_working_set: a.max_working_set.map(|m| m as f64 * 1048576.0),
+        date: today_utc(),
     };
+    let m = measure_machine(a.gpu.then_some(a.device), cpu, &mut bar)?;
     let name = a
         .name
         .clone()

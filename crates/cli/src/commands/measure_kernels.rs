@@ -2,17 +2,15 @@
 //! roofline predicts (DRAM-only and hierarchical), the error per kernel and its median, the fused
 //! chain's measured and predicted speedup; a table/JSON/CSV and a plot of both points per kernel.
 
-use super::measure::{short_model, today_utc, Bar};
+use super::measure::{measure_machine, short_model, today_utc, Bar};
 use crate::args::MeasureKernelsArgs;
 use crate::error::{CliError, Kind};
 use crate::output::write_output;
 use roofline_core::device::Device;
-use roofline_core::precision::Precision;
-use roofline_core::prediction::{check_suite, device_with_best_bandwidths};
+use roofline_core::prediction::device_with_best_bandwidths;
 use roofline_inputs::hardware::find_device;
-use roofline_measure::gpu::{measure_gpu, GpuOptions};
 use roofline_measure::suite::{check_only, run_cpu, run_gpu, SuiteOptions};
-use roofline_measure::{measure_cpu, CpuOptions};
+use roofline_measure::CpuOptions;
 use roofline_report::kernels::{write_kernels, KernelsContext};
 use roofline_report::kernels_plot::{render, KernelsChart};
 use std::io::Write;
@@ -37,27 +35,13 @@ pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> 
             (d, src)
         }
         None => {
-            let date = today_utc();
-            let m = if a.gpu {
-                measure_gpu(
-                    &GpuOptions {
-                        device: a.device as usize,
-                        quick: a.quick,
-                        date,
-                    },
-                    &mut bar,
-                )?
-            } else {
-                measure_cpu(
-                    &CpuOptions {
-                        quick: a.quick,
-                        threads: None,
-                        max_working_set: None,
-                        date,
-                    },
-                    &mut bar,
-                )?
+            let cpu = CpuOptions {
+                quick: a.quick,
+                threads: None,
+                max_working_set: None,
+                date: today_utc(),
             };
+            let m = measure_machine(a.gpu.then_some(a.device), cpu, &mut bar)?;
             let name = format!("{} (measured on {})", short_model(&m.processor), m.host);
             (
                 device_with_best_bandwidths(&m, "host", &name),
@@ -79,19 +63,7 @@ pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> 
     } else {
         run_cpu(&opts, &mut bar)?
     };
-    let pairs: Vec<(&str, &str, &str)> = run
-        .pairs
-        .iter()
-        .map(|(w, b, f)| (w.as_str(), b.as_str(), f.as_str()))
-        .collect();
-    let check = check_suite(
-        &run.timings,
-        &pairs,
-        &device,
-        Precision::Fp32,
-        &run.ceilings,
-    )
-    .map_err(|e| {
+    let check = run.check(&device).map_err(|e| {
         CliError::bad_input(
             format!("cannot predict the kernels from `{}`: {e}", device.id),
             Some(

@@ -85,7 +85,13 @@ pub(crate) fn check_libraries(cublaslt: bool) -> R<()> {
 /// Runs the measurement; any panic inside a CUDA library binding becomes an error.
 pub(super) fn measure(opts: &GpuOptions, progress: &mut dyn Progress) -> R<Measurement> {
     check_libraries(true)?;
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(opts, progress))) {
+    catching_panics(|| run(opts, progress))
+}
+
+/// Runs `f`; a panic inside a CUDA library binding (they panic on some driver errors) becomes
+/// an error naming it, as the measurement and the kernel suite both need.
+pub(crate) fn catching_panics<T>(f: impl FnOnce() -> R<T>) -> R<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(payload) => {
             let msg = payload

@@ -31,6 +31,19 @@ pub struct GpuOptions {
 /// Whether this build can measure a GPU (the `cuda` feature).
 pub const AVAILABLE: bool = cfg!(feature = "cuda");
 
+/// The usage error of a GPU request in a build without the `cuda` feature: what it is and how
+/// to build with it.
+#[cfg(not(feature = "cuda"))]
+pub(crate) fn without_cuda() -> MeasureError {
+    MeasureError::usage(
+        "this `roofline` was built without GPU support (the `cuda` feature)".into(),
+        Some(
+            "build it with `cargo build --release --features cuda` (CUDA is loaded at run time; no toolkit is needed to build)"
+                .into(),
+        ),
+    )
+}
+
 /// Measures GPU `opts.device`.
 ///
 /// # Errors
@@ -48,13 +61,7 @@ pub fn measure_gpu(
     #[cfg(not(feature = "cuda"))]
     {
         let _ = (opts, progress);
-        Err(MeasureError::usage(
-            "this `roofline` was built without GPU support (the `cuda` feature)".into(),
-            Some(
-                "build it with `cargo build --release --features cuda` (CUDA is loaded at run time; no toolkit is needed to build)"
-                    .into(),
-            ),
-        ))
+        Err(without_cuda())
     }
 }
 

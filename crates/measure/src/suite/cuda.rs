@@ -222,20 +222,7 @@ type Buf = CudaSlice<f32>;
 /// Runs the GPU suite; a panic inside a CUDA library binding becomes an error.
 pub(super) fn run(opts: &SuiteOptions, progress: &mut dyn Progress) -> R<SuiteRun> {
     crate::gpu::cuda::check_libraries(false)?;
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_inner(opts, progress))) {
-        Ok(r) => r,
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(MeasureError::new(
-                format!("a CUDA library call failed: {msg}"),
-                Some("check the driver and CUDA libraries (`nvidia-smi`)".into()),
-            ))
-        }
-    }
+    crate::gpu::cuda::catching_panics(|| run_inner(opts, progress))
 }
 
 fn setup(device: usize) -> R<Gpu> {
@@ -563,13 +550,7 @@ impl Gpu {
                 rates.push(units as f64 / s);
             }
             if let Some(r) = method.done(&rates, started.elapsed().as_secs_f64()) {
-                return Ok(Stat {
-                    median: 1.0 / r.median,
-                    min: 1.0 / r.max,
-                    max: 1.0 / r.min,
-                    samples: r.samples,
-                    stable: r.stable,
-                });
+                return Ok(r.reciprocal());
             }
             if rates.is_empty() && started.elapsed().as_secs_f64() > 10.0 {
                 return Err(MeasureError::new(

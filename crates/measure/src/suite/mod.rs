@@ -28,6 +28,7 @@ use crate::{MeasureError, Progress};
 use cpu::{AttentionShape, ChainShape};
 use rayon::prelude::*;
 use roofline_core::cited::Cited;
+use roofline_core::device::{Device, DeviceError};
 use roofline_core::fusion::{chain_graph, plan, plan_chain, ChainSpec, Preset};
 use roofline_core::measured::Stat;
 use roofline_core::ops::{
@@ -35,7 +36,7 @@ use roofline_core::ops::{
     ADD_FLOPS_PER_ELEMENT, MUL_FLOPS_PER_ELEMENT, SILU_FLOPS_PER_ELEMENT,
 };
 use roofline_core::precision::Precision;
-use roofline_core::prediction::{Ceilings, KernelTiming, Launch};
+use roofline_core::prediction::{check_suite, Ceilings, KernelTiming, Launch, SuiteCheck};
 use roofline_core::units::{Bytes, BytesPerSec, FlopPerSec};
 use std::time::Instant;
 
@@ -719,13 +720,7 @@ pub fn time_kernel(
             rates.push(units as f64 / s);
         }
         if let Some(r) = method.done(&rates, started.elapsed().as_secs_f64()) {
-            return Ok(Stat {
-                median: 1.0 / r.median,
-                min: 1.0 / r.max,
-                max: 1.0 / r.min,
-                samples: r.samples,
-                stable: r.stable,
-            });
+            return Ok(r.reciprocal());
         }
     }
 }
@@ -900,6 +895,28 @@ pub struct SuiteRun {
     /// [`CEILING_GEMV`]. Measured when an entry runs on the matrix units; none otherwise, and
     /// none on the GPU.
     pub ceilings: Ceilings,
+}
+
+impl SuiteRun {
+    /// Every timing held against `device`'s roofs, with the run's fused pairs and ceilings
+    /// ([`roofline_core::prediction::check_suite`]; the suite's vector work is fp32).
+    ///
+    /// # Errors
+    /// The chip lacks the fp32 peak or the main-memory bandwidth a launch needs.
+    pub fn check(&self, device: &Device) -> Result<SuiteCheck, DeviceError> {
+        let pairs: Vec<(&str, &str, &str)> = self
+            .pairs
+            .iter()
+            .map(|(what, separate, fused)| (what.as_str(), separate.as_str(), fused.as_str()))
+            .collect();
+        check_suite(
+            &self.timings,
+            &pairs,
+            device,
+            Precision::Fp32,
+            &self.ceilings,
+        )
+    }
 }
 
 pub(crate) fn selected(suite: Suite, only: &[String]) -> Suite {
@@ -1109,9 +1126,6 @@ fn no_match(only: &[String], suite: &Suite) -> MeasureError {
     )
 }
 
-/// Whether this build can run the GPU suite (the `cuda` feature).
-pub const GPU_AVAILABLE: bool = cfg!(feature = "cuda");
-
 /// Times the GPU suite (CUDA C kernels compiled by NVRTC, cuBLAS GEMMs) on `opts.device`.
 ///
 /// # Errors
@@ -1125,13 +1139,7 @@ pub fn run_gpu(opts: &SuiteOptions, progress: &mut dyn Progress) -> Result<Suite
     #[cfg(not(feature = "cuda"))]
     {
         let _ = (opts, progress);
-        Err(MeasureError::usage(
-            "this `roofline` was built without GPU support (the `cuda` feature)".into(),
-            Some(
-                "build it with `cargo build --release --features cuda` (CUDA is loaded at run time; no toolkit is needed to build)"
-                    .into(),
-            ),
-        ))
+        Err(crate::gpu::without_cuda())
     }
 }
 
