@@ -122,19 +122,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refuses_to_overwrite_without_force_and_names_missing_folder() {
-        let dir = tempfile::tempdir().unwrap();
+    fn refuses_to_overwrite_without_force_and_names_missing_folder(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
         let p = dir.path().join("a.svg");
-        write_output(&p, false, b"one").unwrap();
+        write_output(&p, false, b"one").map_err(|e| format!("{e:?}"))?;
         let e = write_output(&p, false, b"two").unwrap_err();
         assert_eq!(e.kind, Kind::BadInput);
-        assert!(e.hint.unwrap().contains("--force"));
-        assert_eq!(std::fs::read(&p).unwrap(), b"one");
-        write_output(&p, true, b"two").unwrap();
-        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert!(e
+            .hint
+            .ok_or("expected a value, got None")?
+            .contains("--force"));
+        assert_eq!(std::fs::read(&p)?, b"one");
+        write_output(&p, true, b"two").map_err(|e| format!("{e:?}"))?;
+        assert_eq!(std::fs::read(&p)?, b"two");
         let missing = dir.path().join("nope/a.svg");
         let e = check_output(&missing, false, "--plot").unwrap_err();
         assert!(e.message.contains("does not exist"), "{}", e.message);
-        assert!(e.hint.unwrap().contains("mkdir -p"));
+        assert!(e
+            .hint
+            .ok_or("expected a value, got None")?
+            .contains("mkdir -p"));
+        Ok(())
     }
 }

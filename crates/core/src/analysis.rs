@@ -786,7 +786,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_missing_peak_is_the_same_error_on_every_path() {
+    fn a_missing_peak_is_the_same_error_on_every_path() -> Result<(), Box<dyn std::error::Error>> {
         let mut device = h100_sxm();
         device.peaks.retain(|(p, _)| *p != Precision::Bf16);
         let m = llama2_7b();
@@ -796,15 +796,16 @@ pub(crate) mod tests {
         assert_eq!(analyze(&m, &w, &device).unwrap_err(), expect);
         assert_eq!(analyze_totals(&m, &w, &device).unwrap_err(), expect);
         // Into an analysis that had rows: the same error, and no rows left behind.
-        let mut out = analyze(&m, &w, &h100_sxm()).unwrap();
+        let mut out = analyze(&m, &w, &h100_sxm())?;
         assert!(!out.rows.is_empty());
         assert_eq!(analyze_into(&m, &w, &device, &mut out).unwrap_err(), expect);
         assert_eq!(out, StageAnalysis::empty(w));
         // And on an invalid workload, before the chip is looked at.
-        let mut out = analyze(&m, &w, &h100_sxm()).unwrap();
+        let mut out = analyze(&m, &w, &h100_sxm())?;
         let zero = Workload { batch: 0, ..w };
         assert!(analyze_into(&m, &zero, &h100_sxm(), &mut out).is_err());
         assert_eq!(out, StageAnalysis::empty(zero));
+        Ok(())
     }
 
     #[test]

@@ -77,7 +77,7 @@ fn operators_in_forward_order() {
 }
 
 #[test]
-fn kv_traffic_uses_kv_heads() {
+fn kv_traffic_uses_kv_heads() -> Result<(), Box<dyn std::error::Error>> {
     // Llama-3-8B, decode batch 1, context 2048 (2049 keys), bf16: k_proj is 4096 → 8·128.
     let g = build_graph(&llama3_8b(), &wl(Stage::Decode, 1, 2048, false));
     let k = cost(&g, "k_proj");
@@ -99,9 +99,9 @@ fn kv_traffic_uses_kv_heads() {
         &llama3_8b(),
         &wl(Stage::Decode, 1, 2048, false),
         &h100_sxm(),
-    )
-    .unwrap();
+    )?;
     assert_eq!(a.memory.kv_cache.get(), 2.0 * 32.0 * 2049.0 * 1024.0 * 2.0);
+    Ok(())
 }
 
 #[test]
@@ -191,13 +191,12 @@ fn weights_in_graph_equal_parameter_count() {
 }
 
 #[test]
-fn totals_are_the_sum_of_rows() {
+fn totals_are_the_sum_of_rows() -> Result<(), Box<dyn std::error::Error>> {
     let a = analyze(
         &llama2_7b(),
         &wl(Stage::Prefill, 1, 2048, false),
         &h100_sxm(),
-    )
-    .unwrap();
+    )?;
     let flops: f64 = a
         .rows
         .iter()
@@ -214,6 +213,7 @@ fn totals_are_the_sum_of_rows() {
     assert_eq!(a.totals.kernels, 18 * 32 + 3);
     // The H100 fixture's 5 µs per launch: 579 kernels × 5 µs = 2.895 ms.
     assert!((a.totals.launch_overhead.get() - 579.0 * 5e-6).abs() < 1e-15);
+    Ok(())
 }
 
 proptest! {

@@ -446,15 +446,21 @@ mod tests {
     }
 
     #[test]
-    fn stat_median_and_spread_by_hand() {
+    fn stat_median_and_spread_by_hand() -> Result<(), Box<dyn std::error::Error>> {
         // Sorted 1, 2, 3, 10: median (2 + 3) / 2 = 2.5; spread (10 − 1) / 2.5 = 3.6.
-        let s = Stat::of(&[3.0, 10.0, 1.0, 2.0], true).unwrap();
+        let s = Stat::of(&[3.0, 10.0, 1.0, 2.0], true).ok_or("expected a value, got None")?;
         assert_eq!(s.median, 2.5);
         assert_eq!((s.min, s.max, s.samples), (1.0, 10.0, 4));
         assert!((s.spread() - 3.6).abs() < 1e-12);
-        assert_eq!(Stat::of(&[4.0, 1.0, 9.0], false).unwrap().median, 4.0);
+        assert_eq!(
+            Stat::of(&[4.0, 1.0, 9.0], false)
+                .ok_or("expected a value, got None")?
+                .median,
+            4.0
+        );
         assert!(Stat::of(&[], true).is_none());
         assert!(Stat::of(&[1.0, f64::NAN], true).is_none());
+        Ok(())
     }
 
     #[test]
@@ -466,28 +472,39 @@ mod tests {
     }
 
     #[test]
-    fn device_takes_all_thread_peaks_and_main_memory_first() {
+    fn device_takes_all_thread_peaks_and_main_memory_first(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let d = sample().to_device("host", "Host");
-        assert_eq!(d.peak(Precision::Fp32).unwrap().get(), 200e9);
+        assert_eq!(d.peak(Precision::Fp32)?.get(), 200e9);
         assert_eq!(d.memory[0].kind, MemoryKind::Main);
-        assert_eq!(d.bandwidth().unwrap().get(), 40e9);
+        assert_eq!(d.bandwidth()?.get(), 40e9);
         assert_eq!(d.memory[1].kind, MemoryKind::L1);
         // Ridge: 200e9 / 40e9 = 5 FLOP/byte.
-        assert_eq!(d.ridge(Precision::Fp32).unwrap().get(), 5.0);
+        assert_eq!(d.ridge(Precision::Fp32)?.get(), 5.0);
         assert_eq!(d.launch_overhead.value.get(), 20e-6);
-        assert_eq!(d.sm_count.as_ref().unwrap().value, 2);
-        let src = &d.peak_cited(Precision::Fp32).unwrap().source;
+        assert_eq!(
+            d.sm_count
+                .as_ref()
+                .ok_or("expected a value, got None")?
+                .value,
+            2
+        );
+        let src = &d
+            .peak_cited(Precision::Fp32)
+            .ok_or("expected a value, got None")?
+            .source;
         assert!(src.contains("box") && src.contains("2025-01-31") && src.contains("median of 7"));
         // No bf16 kernel was measured: bf16 and fp16 take the fp32 peak, flagged as derived.
-        assert_eq!(d.peak(Precision::Bf16).unwrap().get(), 200e9);
-        assert_eq!(d.peak(Precision::Fp16).unwrap().get(), 200e9);
+        assert_eq!(d.peak(Precision::Bf16)?.get(), 200e9);
+        assert_eq!(d.peak(Precision::Fp16)?.get(), 200e9);
         assert!(d
             .peak_cited(Precision::Bf16)
-            .unwrap()
+            .ok_or("expected a value, got None")?
             .source
             .starts_with("derived"));
         assert!(d.peak(Precision::Int8).is_err());
         let order: Vec<Precision> = d.peaks.iter().map(|(p, _)| *p).collect();
         assert_eq!(order, [Precision::Fp32, Precision::Bf16, Precision::Fp16]);
+        Ok(())
     }
 }

@@ -132,12 +132,13 @@ mod tests {
     }
 
     #[test]
-    fn parse_names_and_round_trip() {
+    fn parse_names_and_round_trip() -> Result<(), Box<dyn std::error::Error>> {
         for p in Precision::ALL {
-            assert_eq!(p.name().parse::<Precision>().unwrap(), p);
+            assert_eq!(p.name().parse::<Precision>()?, p);
         }
-        assert_eq!("bfloat16".parse::<Precision>().unwrap(), Precision::Bf16);
+        assert_eq!("bfloat16".parse::<Precision>()?, Precision::Bf16);
         let err = "fp12".parse::<Precision>().unwrap_err().to_string();
         assert!(err.contains("`fp12`") && err.contains("bf16"));
+        Ok(())
     }
 }

@@ -645,22 +645,43 @@ mod tests {
     }
 
     #[test]
-    fn the_level_is_the_smallest_that_holds_the_working_set() {
+    fn the_level_is_the_smallest_that_holds_the_working_set(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let d = machine();
-        assert_eq!(level_for(&d, Bytes(1000.0)).unwrap().name, "L2");
-        assert_eq!(level_for(&d, Bytes(1048576.0)).unwrap().name, "L2");
-        assert_eq!(level_for(&d, Bytes(1048577.0)).unwrap().name, "L3");
-        assert_eq!(level_for(&d, Bytes(9e6)).unwrap().name, "DRAM");
+        assert_eq!(
+            level_for(&d, Bytes(1000.0))
+                .ok_or("expected a value, got None")?
+                .name,
+            "L2"
+        );
+        assert_eq!(
+            level_for(&d, Bytes(1048576.0))
+                .ok_or("expected a value, got None")?
+                .name,
+            "L2"
+        );
+        assert_eq!(
+            level_for(&d, Bytes(1048577.0))
+                .ok_or("expected a value, got None")?
+                .name,
+            "L3"
+        );
+        assert_eq!(
+            level_for(&d, Bytes(9e6))
+                .ok_or("expected a value, got None")?
+                .name,
+            "DRAM"
+        );
+        Ok(())
     }
 
     #[test]
-    fn an_l3_resident_add_is_predicted_from_l3() {
+    fn an_l3_resident_add_is_predicted_from_l3() -> Result<(), Box<dyn std::error::Error>> {
         // 2^18 elements: 3 × 2^18 × 4 = 3 MiB (3,145,728 B) read and written, 2^18 FLOP; it
         // fits in L3 (8 MiB), not L2. DRAM: 3145728 / 10e9 = 314.5728 µs; L3: / 50e9 =
         // 62.91456 µs. Measured 70 µs: hierarchical error (70 − 62.91456) / 70 = 10.12 %,
         // DRAM-only (314.5728 − 70) / 70 = 349.4 %.
-        let p =
-            predict_launch(&add(1 << 18), &machine(), Precision::Fp32, &Ceilings::NONE).unwrap();
+        let p = predict_launch(&add(1 << 18), &machine(), Precision::Fp32, &Ceilings::NONE)?;
         assert_eq!(p.level_name, "L3");
         assert!((p.dram.time.get() - 314.5728e-6).abs() < 1e-12);
         assert!((p.hier.time.get() - 62.91456e-6).abs() < 1e-12);
@@ -670,8 +691,7 @@ mod tests {
             &machine(),
             Precision::Fp32,
             &Ceilings::NONE,
-        )
-        .unwrap();
+        )?;
         let r = &s.rows[0];
         assert!((r.error - (70.0 - 62.91456) / 70.0).abs() < 1e-9);
         assert!((r.error_dram - (314.5728 - 70.0) / 70.0).abs() < 1e-9);
@@ -681,10 +701,12 @@ mod tests {
         assert!((r.achieved_bandwidth.get() - 3145728.0 / 70e-6).abs() < 1.0);
         assert!((r.achieved.get() - 262144.0 / 70e-6).abs() < 1e-3);
         assert!(r.diagnosis.is_none(), "within 15 %");
+        Ok(())
     }
 
     #[test]
-    fn a_square_gemm_is_compute_bound_and_the_join_sums_launches() {
+    fn a_square_gemm_is_compute_bound_and_the_join_sums_launches(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         // 1024³ fp32: 2 × 1024³ = 2,147,483,648 FLOP at 100 GFLOP/s = 21.47483648 ms;
         // 12 MiB of operands > L3, from DRAM: 12,582,912 B / 10e9 = 1.258 ms < compute.
         let g = gemm(1024, 1024, 1024);
@@ -696,8 +718,7 @@ mod tests {
             &machine(),
             Precision::Fp32,
             &Ceilings::NONE,
-        )
-        .unwrap();
+        )?;
         let (two, one) = (&s.rows[0], &s.rows[1]);
         assert_eq!(one.bound, Bound::Compute);
         assert!((one.predicted.get() - 21.47483648e-3).abs() < 1e-12);
@@ -713,16 +734,21 @@ mod tests {
         assert!((s.speedups[0].measured - 50.0 / 30.0).abs() < 1e-12);
         assert!((s.speedups[0].predicted - 2.0).abs() < 1e-12);
         // 2147483648 / 30 ms = 71.58 GFLOP/s = 72 % of the peak, said in the diagnosis.
-        let why = one.diagnosis.as_deref().unwrap();
+        let why = one
+            .diagnosis
+            .as_deref()
+            .ok_or("expected a value, got None")?;
         assert!(
             why.contains("compute-bound") && why.contains("72 %"),
             "{why}"
         );
         assert!(two.diagnosis.is_none());
+        Ok(())
     }
 
     #[test]
-    fn a_matrix_ceiling_lowers_the_compute_roof_of_gemms_only() {
+    fn a_matrix_ceiling_lowers_the_compute_roof_of_gemms_only(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         // Ceiling 80 GFLOP/s under the 100 GFLOP/s peak. 1024³: 2,147,483,648 FLOP / 80e9 =
         // 26.84354560 ms hierarchical, / 100e9 = 21.47483648 ms DRAM-only. Measured 28 ms:
         // errors (28 − 26.8435456) / 28 = 4.13 % and (28 − 21.47483648) / 28 = 23.30 %.
@@ -741,8 +767,7 @@ mod tests {
             &machine(),
             Precision::Fp32,
             &ceiling,
-        )
-        .unwrap();
+        )?;
         let (g, a) = (&s.rows[0], &s.rows[1]);
         assert!((g.predicted.get() - 26.8435456e-3).abs() < 1e-12);
         assert!((g.predicted_dram.get() - 21.47483648e-3).abs() < 1e-12);
@@ -765,8 +790,7 @@ mod tests {
             &machine(),
             Precision::Fp32,
             &high,
-        )
-        .unwrap();
+        )?;
         assert!((s.rows[0].predicted.get() - 21.47483648e-3).abs() < 1e-12);
         // 2147483648 FLOP / 40 ms = 53.69 GFLOP/s = 67 % of the ceiling: said so.
         let s = check_suite(
@@ -775,17 +799,21 @@ mod tests {
             &machine(),
             Precision::Fp32,
             &ceiling,
-        )
-        .unwrap();
-        let why = s.rows[0].diagnosis.as_deref().unwrap();
+        )?;
+        let why = s.rows[0]
+            .diagnosis
+            .as_deref()
+            .ok_or("expected a value, got None")?;
         assert!(
             why.contains("GEMM ceiling") && why.contains("67 %"),
             "{why}"
         );
+        Ok(())
     }
 
     #[test]
-    fn a_gemv_ceiling_lowers_main_memory_bandwidth_of_matrix_launches_only() {
+    fn a_gemv_ceiling_lowers_main_memory_bandwidth_of_matrix_launches_only(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         // GEMV ceiling 8 GB/s under the 10 GB/s DRAM roof. 1×4096×4096 fp32 moves
         // (4096 + 4096² + 4096)·4 = 67,141,632 B: 8.392704 ms at 8 GB/s (hierarchical),
         // 6.7141632 ms at 10 GB/s (DRAM-only). The 2^24 add (vector units, DRAM) keeps 10 GB/s:
@@ -804,18 +832,19 @@ mod tests {
             &machine(),
             Precision::Fp32,
             &ceilings,
-        )
-        .unwrap();
+        )?;
         let (g, a) = (&s.rows[0], &s.rows[1]);
         assert!((g.predicted.get() - 8.392704e-3).abs() < 1e-12);
         assert!((g.predicted_dram.get() - 6.7141632e-3).abs() < 1e-12);
         assert_eq!(g.launches[0].bandwidth.get(), 8e9);
         assert!((a.predicted.get() - 20.1326592e-3).abs() < 1e-12);
         assert_eq!(a.launches[0].bandwidth.get(), 10e9);
+        Ok(())
     }
 
     #[test]
-    fn an_exp_ceiling_bounds_a_launch_by_its_exponentials() {
+    fn an_exp_ceiling_bounds_a_launch_by_its_exponentials() -> Result<(), Box<dyn std::error::Error>>
+    {
         // A softmax-like launch: 2^24 elements, 2^24 e^x, 2^24·4 B read and written
         // (134,217,728 B): 13.4217728 ms from DRAM at 10 GB/s. At 1e9 e^x/s its exponentials
         // take 16.777216 ms: that is the prediction, compute-bound (an in-core ceiling).
@@ -834,14 +863,13 @@ mod tests {
             &machine(),
             Precision::Fp32,
             &ceilings,
-        )
-        .unwrap();
+        )?;
         let r = &s.rows[0];
         assert!((r.predicted.get() - 16.777216e-3).abs() < 1e-12);
         assert!((r.predicted_dram.get() - 13.4217728e-3).abs() < 1e-12);
         assert_eq!(r.bound, Bound::Compute);
         assert!((r.error - (20.0 - 16.777216) / 20.0).abs() < 1e-9);
-        let why = r.diagnosis.as_deref().unwrap();
+        let why = r.diagnosis.as_deref().ok_or("expected a value, got None")?;
         assert!(why.contains("e^x") && why.contains("16.777 ms"), "{why}");
         // Faster than the ceiling allows (14 ms < 16.78 ms, error 19.8 %): the ceiling was
         // measured low, said with both rates: 16,777,216 / 14 ms = 1.2 G e^x/s against 1.0 G.
@@ -851,9 +879,11 @@ mod tests {
             &machine(),
             Precision::Fp32,
             &ceilings,
-        )
-        .unwrap();
-        let why = s.rows[0].diagnosis.as_deref().unwrap();
+        )?;
+        let why = s.rows[0]
+            .diagnosis
+            .as_deref()
+            .ok_or("expected a value, got None")?;
         assert!(
             why.contains("faster than the e^x ceiling (1.2 G e^x/s against 1.0 G e^x/s)"),
             "{why}"
@@ -866,14 +896,15 @@ mod tests {
             &machine(),
             Precision::Fp32,
             &ceilings,
-        )
-        .unwrap();
+        )?;
         assert!((s.rows[0].predicted.get() - 13.4217728e-3).abs() < 1e-12);
         assert_eq!(s.rows[0].bound, Bound::Memory);
+        Ok(())
     }
 
     #[test]
-    fn a_slow_dram_kernel_is_explained_by_write_allocate() {
+    fn a_slow_dram_kernel_is_explained_by_write_allocate() -> Result<(), Box<dyn std::error::Error>>
+    {
         // 2^24 elements: 2^24 × 12 = 201,326,592 B, 1/3 of it written; DRAM 10 GB/s:
         // 20.1326592 ms predicted. Measured 26.8 ms: error 24.88 %. With write-allocate the
         // written third is moved twice: 20.1327 × 4/3 = 26.8435 ms, error 0.16 %.
@@ -883,21 +914,21 @@ mod tests {
             &machine(),
             Precision::Fp32,
             &Ceilings::NONE,
-        )
-        .unwrap();
+        )?;
         let r = &s.rows[0];
         assert!((r.predicted.get() - 20.1326592e-3).abs() < 1e-12);
         assert!((r.error - (26.8 - 20.1326592) / 26.8).abs() < 1e-9);
-        let why = r.diagnosis.as_deref().unwrap();
+        let why = r.diagnosis.as_deref().ok_or("expected a value, got None")?;
         assert!(why.contains("memory-bound on DRAM"), "{why}");
         assert!(
             why.contains("26.844 ms") && why.contains("error 0 %"),
             "{why}"
         );
+        Ok(())
     }
 
     #[test]
-    fn each_level_takes_its_best_kernel() {
+    fn each_level_takes_its_best_kernel() -> Result<(), Box<dyn std::error::Error>> {
         use crate::measured::{MeasuredLevel, MeasuredPeak};
         let level = |kind, name: &str, r: f64, c: f64, t: f64| MeasuredLevel {
             kind,
@@ -941,16 +972,33 @@ mod tests {
             method: String::new(),
         };
         let d = device_with_best_bandwidths(&m, "host", "Host");
-        assert_eq!(d.bandwidth().unwrap().get(), 21e9);
-        let dram = d.main_memory().unwrap().bandwidth.as_ref().unwrap();
+        assert_eq!(d.bandwidth()?.get(), 21e9);
+        let dram = d
+            .main_memory()
+            .ok_or("expected a value, got None")?
+            .bandwidth
+            .as_ref()
+            .ok_or("expected a value, got None")?;
         assert!(
             dram.source.starts_with("the triad kernel"),
             "{}",
             dram.source
         );
-        let l1 = d.memory.iter().find(|l| l.kind == MemoryKind::L1).unwrap();
-        assert_eq!(l1.bandwidth.as_ref().unwrap().value.get(), 100e9);
-        assert_eq!(d.peak(Precision::Fp32).unwrap().get(), 80e9);
+        let l1 = d
+            .memory
+            .iter()
+            .find(|l| l.kind == MemoryKind::L1)
+            .ok_or("no L1")?;
+        assert_eq!(
+            l1.bandwidth
+                .as_ref()
+                .ok_or("expected a value, got None")?
+                .value
+                .get(),
+            100e9
+        );
+        assert_eq!(d.peak(Precision::Fp32)?.get(), 80e9);
+        Ok(())
     }
 
     #[test]

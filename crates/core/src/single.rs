@@ -254,7 +254,8 @@ mod tests {
     use crate::ops::Gemm;
 
     #[test]
-    fn square_gemm_on_h100_is_compute_bound_by_n_over_3_over_ridge() {
+    fn square_gemm_on_h100_is_compute_bound_by_n_over_3_over_ridge(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         // AI = 4096/3 = 1365.33; ridge = 989.5/3.35 = 295.37; distance 4.622×.
         let rows = evaluate_ops(
             &[(
@@ -263,11 +264,11 @@ mod tests {
             )],
             &h100_sxm(),
             Precision::Bf16,
-        )
-        .unwrap();
+        )?;
         let d = RidgeDistance::of(&rows[0].point());
         assert_eq!(d.bound, Bound::Compute);
         assert!((d.factor - (4096.0 / 3.0) / (989.5 / 3.35)).abs() < 1e-9);
+        Ok(())
     }
 
     #[test]

@@ -469,14 +469,14 @@ mod tests {
     const LLAMA: &str = r#"{"architectures":["LlamaForCausalLM"],"hidden_size":4096,
         "num_hidden_layers":32,"num_attention_heads":32,"intermediate_size":11008,"vocab_size":32000}"#;
 
-    fn with(field: &str, value: &str) -> String {
-        let mut v: Value = serde_json::from_str(LLAMA).unwrap();
-        v[field] = serde_json::from_str(value).unwrap();
-        v.to_string()
+    fn with(field: &str, value: &str) -> Result<String, serde_json::Error> {
+        let mut v: Value = serde_json::from_str(LLAMA)?;
+        v[field] = serde_json::from_str(value)?;
+        Ok(v.to_string())
     }
 
     #[test]
-    fn presets_match_official_parameter_counts() {
+    fn presets_match_official_parameter_counts() -> Result<(), Box<dyn std::error::Error>> {
         // Counts from shared/models/README.md ("computed" column), within 0.5 %.
         for (id, count) in [
             ("llama-2-7b", 6_738_415_616u64),
@@ -485,63 +485,76 @@ mod tests {
             ("llama-3.1-8b", 8_030_261_248),
             ("llama-3.1-70b", 70_553_706_496),
         ] {
-            let m = load_model(id).unwrap();
+            let m = load_model(id)?;
             let err = (m.parameters() as f64 - count as f64).abs() / count as f64;
             assert!(err < 0.005, "{id}: {} vs {count}", m.parameters());
         }
+        Ok(())
     }
 
     #[test]
-    fn llama3_8b_reads_gqa() {
-        let m = load_model("llama-3.1-8b").unwrap();
+    fn llama3_8b_reads_gqa() -> Result<(), Box<dyn std::error::Error>> {
+        let m = load_model("llama-3.1-8b")?;
         assert_eq!((m.heads, m.kv_heads, m.head_dim), (32, 8, 128));
         assert_eq!(m.intermediate, 14336);
+        Ok(())
     }
 
     #[test]
-    fn hand_built_configs_from_the_readme_table() {
+    fn hand_built_configs_from_the_readme_table() -> Result<(), Box<dyn std::error::Error>> {
         // Mistral-7B-v0.1 and Qwen2.5-72B key fields (shared/models/README.md table).
         let mistral = r#"{"architectures":["MistralForCausalLM"],"hidden_size":4096,"num_hidden_layers":32,
             "num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32000}"#;
-        let m = parse_config(mistral, "mistral", "mistral").unwrap();
+        let m = parse_config(mistral, "mistral", "mistral")?;
         assert_eq!(m.parameters(), 7_241_732_096);
         let qwen = r#"{"architectures":["Qwen2ForCausalLM"],"hidden_size":8192,"num_hidden_layers":80,
             "num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":29568,"vocab_size":152064}"#;
-        let q = parse_config(qwen, "qwen", "qwen").unwrap();
+        let q = parse_config(qwen, "qwen", "qwen")?;
         assert!(q.qkv_bias && !q.o_bias);
         assert_eq!(q.parameters(), 72_706_203_648);
+        Ok(())
     }
 
     #[test]
-    fn bad_fields_are_named() {
+    fn bad_fields_are_named() -> Result<(), Box<dyn std::error::Error>> {
         let cases = [
-            (with("hidden_size", "0"), "`hidden_size`"),
-            (with("hidden_size", "-4096"), "`hidden_size`"),
-            (with("hidden_size", "4096.5"), "`hidden_size`"),
-            (with("hidden_size", "\"big\""), "`hidden_size`"),
-            (with("num_key_value_heads", "5"), "`num_key_value_heads`"),
-            (with("architectures", "[\"BertModel\"]"), "`architectures`"),
-            (with("tie_word_embeddings", "1"), "`tie_word_embeddings`"),
-            (with("vocab_size", "1e30"), "`vocab_size`"),
+            (with("hidden_size", "0")?, "`hidden_size`"),
+            (with("hidden_size", "-4096")?, "`hidden_size`"),
+            (with("hidden_size", "4096.5")?, "`hidden_size`"),
+            (with("hidden_size", "\"big\"")?, "`hidden_size`"),
+            (with("num_key_value_heads", "5")?, "`num_key_value_heads`"),
+            (with("architectures", "[\"BertModel\"]")?, "`architectures`"),
+            (with("tie_word_embeddings", "1")?, "`tie_word_embeddings`"),
+            (with("vocab_size", "1e30")?, "`vocab_size`"),
         ];
         for (text, needle) in cases {
             let e = parse_config(&text, "cfg.json", "m").unwrap_err();
             assert!(e.message.contains(needle), "{needle}: {}", e.message);
             assert!(e.message.starts_with("cfg.json"), "{}", e.message);
         }
-        let mut v: Value = serde_json::from_str(LLAMA).unwrap();
-        v.as_object_mut().unwrap().remove("vocab_size");
+        let mut v: Value = serde_json::from_str(LLAMA)?;
+        v.as_object_mut()
+            .ok_or("expected a value, got None")?
+            .remove("vocab_size");
         let e = parse_config(&v.to_string(), "cfg.json", "m").unwrap_err();
         assert!(e.message.contains("`vocab_size` is missing"));
         let e = parse_config("{\"hidden_size\": 4", "cfg.json", "m").unwrap_err();
         assert!(e.message.contains("malformed JSON"));
-        let e = parse_config(&with("architectures", "[\"BertModel\"]"), "c", "m").unwrap_err();
-        assert!(e.hint.unwrap().contains("LlamaForCausalLM"));
+        let e = parse_config(&with("architectures", "[\"BertModel\"]")?, "c", "m").unwrap_err();
+        assert!(e
+            .hint
+            .ok_or("expected a value, got None")?
+            .contains("LlamaForCausalLM"));
+        Ok(())
     }
 
     #[test]
-    fn unknown_preset_suggests() {
+    fn unknown_preset_suggests() -> Result<(), Box<dyn std::error::Error>> {
         let e = load_model("llama-2-7").unwrap_err();
-        assert!(e.hint.unwrap().contains("llama-2-7b"));
+        assert!(e
+            .hint
+            .ok_or("expected a value, got None")?
+            .contains("llama-2-7b"));
+        Ok(())
     }
 }

@@ -152,29 +152,33 @@ mod tests {
     }
 
     #[test]
-    fn l1_roof_two_loads_per_cycle() {
+    fn l1_roof_two_loads_per_cycle() -> Result<(), Box<dyn std::error::Error>> {
         // An Intel core: 2 cores × 3.5 GHz × 2 × 32 B = 448 GB/s.
         let intel = core_widths("Intel", Some((6, 85)), Simd::Avx2);
-        let (v, why) = level_theoretical(MemoryKind::L1, &intel, 2, 3.5e9).unwrap();
+        let (v, why) = level_theoretical(MemoryKind::L1, &intel, 2, 3.5e9)
+            .ok_or("expected a value, got None")?;
         assert!((v - 448e9).abs() < 1.0, "{v}");
         assert!(why.contains("3.500 GHz"), "{why}");
         assert!(level_theoretical(MemoryKind::Main, &intel, 2, 3.5e9).is_none());
+        Ok(())
     }
 
     #[test]
-    fn zen1_splits_256_bit_operations() {
+    fn zen1_splits_256_bit_operations() -> Result<(), Box<dyn std::error::Error>> {
         // Zen (family 17h = 23, model 1): one 256-bit FMA per cycle, 32 B/cycle from L1.
         let zen = core_widths("AMD", Some((23, 1)), Simd::Avx2);
         // 2 cores × 2.5 GHz × 16 FLOP × 1 = 80 GFLOP/s fp32.
         let p = peak_theoretical(ComputeKernel::Fp32Avx2, &zen, 2, 2.5e9);
         assert!((p - 80e9).abs() < 1.0, "{p}");
-        let (l1, _) = level_theoretical(MemoryKind::L1, &zen, 2, 2.5e9).unwrap();
+        let (l1, _) = level_theoretical(MemoryKind::L1, &zen, 2, 2.5e9)
+            .ok_or("expected a value, got None")?;
         assert!((l1 - 160e9).abs() < 1.0, "{l1}");
         // Zen 2 (family 17h, model 31h) has two full-width FMA units: 160 GFLOP/s.
         let zen2 = core_widths("AMD", Some((23, 0x31)), Simd::Avx2);
         assert!((peak_theoretical(ComputeKernel::Fp32Avx2, &zen2, 2, 2.5e9) - 160e9).abs() < 1.0);
         // The fault bound stays generic (two units) whatever the model says.
         assert!((peak_limit(ComputeKernel::Fp32Avx2, 2, 2.5e9) - 160e9).abs() < 1.0);
+        Ok(())
     }
 
     #[test]

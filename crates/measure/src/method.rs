@@ -133,28 +133,36 @@ mod tests {
     }
 
     #[test]
-    fn stops_when_the_last_window_agrees() {
+    fn stops_when_the_last_window_agrees() -> Result<(), Box<dyn std::error::Error>> {
         // Too few samples.
         assert!(m().done(&[100.0, 100.0], 0.0).is_none());
         // 50, 100, 102, 101: after four, the last three (100, 102, 101) spread 2 / 101 < 5 %.
         assert!(m().done(&[50.0, 100.0, 102.0], 0.0).is_none());
-        let s = m().done(&[50.0, 100.0, 102.0, 101.0], 0.0).unwrap();
+        let s = m()
+            .done(&[50.0, 100.0, 102.0, 101.0], 0.0)
+            .ok_or("expected a value, got None")?;
         assert!(s.stable);
         assert_eq!(s.median, 101.0);
         assert_eq!((s.min, s.max, s.samples), (100.0, 102.0, 3));
+        Ok(())
     }
 
     #[test]
-    fn gives_up_at_the_limits_and_says_so() {
+    fn gives_up_at_the_limits_and_says_so() -> Result<(), Box<dyn std::error::Error>> {
         // Alternating 100 / 150 never agrees within 5 %; at max_reps = 6 it stops, unstable,
         // with the median of the last three (150, 100, 150) = 150.
         let noisy = [100.0, 150.0, 100.0, 150.0, 100.0, 150.0];
         assert!(m().done(&noisy[..5], 0.0).is_none());
-        let s = m().done(&noisy, 0.0).unwrap();
+        let s = m().done(&noisy, 0.0).ok_or("expected a value, got None")?;
         assert!(!s.stable);
         assert_eq!(s.median, 150.0);
         // The time limit stops it as well.
-        assert!(!m().done(&noisy[..3], 2.0).unwrap().stable);
+        assert!(
+            !m().done(&noisy[..3], 2.0)
+                .ok_or("expected a value, got None")?
+                .stable
+        );
+        Ok(())
     }
 
     #[test]

@@ -421,7 +421,7 @@ mod tests {
     }
 
     #[test]
-    fn sqrt2_steps_from_16_kib_to_1_gib() {
+    fn sqrt2_steps_from_16_kib_to_1_gib() -> Result<(), Box<dyn std::error::Error>> {
         // 16 KiB = 2^14 to 1 GiB = 2^30: 16 doublings × 2 steps + 1 = 33 sizes.
         let s = sweep_sizes(16.0 * KI, 1024.0 * MI, 2);
         assert_eq!(s.len(), 33);
@@ -429,8 +429,9 @@ mod tests {
         assert_eq!(s[2], 32768.0);
         // 16384 · √2 = 23170.475… → 23170.
         assert_eq!(s[1], 23170.0);
-        assert_eq!(*s.last().unwrap(), 1073741824.0);
+        assert_eq!(*s.last().ok_or("expected a value, got None")?, 1073741824.0);
         assert!(sweep_sizes(2.0, 1.0, 2).is_empty());
+        Ok(())
     }
 
     #[test]
@@ -457,7 +458,7 @@ mod tests {
     }
 
     #[test]
-    fn levels_from_os_cache_sizes() {
+    fn levels_from_os_cache_sizes() -> Result<(), Box<dyn std::error::Error>> {
         let sweep = staircase(&sweep_sizes(16.0 * KI, 256.0 * MI, 2));
         let pl = place_levels(&sweep, &caches(), Some(24e9), 0.1);
         let kinds: Vec<MemoryKind> = pl.levels.iter().map(|l| l.kind).collect();
@@ -470,7 +471,11 @@ mod tests {
                 MemoryKind::Main
             ]
         );
-        let read: Vec<f64> = pl.levels.iter().map(|l| l.read.unwrap()).collect();
+        let read: Vec<f64> = pl
+            .levels
+            .iter()
+            .map(|l| l.read.ok_or("no read bandwidth"))
+            .collect::<Result<_, _>>()?;
         assert_eq!(read, [400e9, 200e9, 100e9, 40e9]);
         // L1 window: up to 64 KiB / 2 = 32 KiB: 16, 22.6, 32 KiB.
         assert_eq!(pl.levels[0].window, (16384.0, 32768.0));
@@ -484,10 +489,12 @@ mod tests {
         assert_eq!(pl.levels[3].copy, Some(20e9));
         assert_eq!(pl.levels[3].triad, Some(20e9));
         assert!(pl.notes.is_empty(), "{:?}", pl.notes);
+        Ok(())
     }
 
     #[test]
-    fn dram_narrowed_to_the_last_plateau_when_the_os_understates_l3() {
+    fn dram_narrowed_to_the_last_plateau_when_the_os_understates_l3(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         // The OS says 8 MiB of L3, but the curve stays at 100 GB/s up to 48 MiB (the VM hides a
         // bigger cache): DRAM must come from the last plateau, not from 32 MiB on.
         let sizes = sweep_sizes(16.0 * KI, 512.0 * MI, 2);
@@ -506,7 +513,7 @@ mod tests {
             })
             .collect();
         let pl = place_levels(&sweep, &caches(), None, 0.1);
-        let main = pl.levels.last().unwrap();
+        let main = pl.levels.last().ok_or("expected a value, got None")?;
         assert_eq!(main.kind, MemoryKind::Main);
         assert_eq!(main.read, Some(40e9));
         assert!(main.window.0 > 48.0 * MI);
@@ -515,17 +522,18 @@ mod tests {
             "{:?}",
             pl.notes
         );
+        Ok(())
     }
 
     #[test]
-    fn levels_from_plateaus_without_os_sizes() {
+    fn levels_from_plateaus_without_os_sizes() -> Result<(), Box<dyn std::error::Error>> {
         let sweep = staircase(&sweep_sizes(16.0 * KI, 256.0 * MI, 2));
         let pl = place_levels(&sweep, &[], None, 0.1);
         let got: Vec<(MemoryKind, f64)> = pl
             .levels
             .iter()
-            .map(|l| (l.kind, l.read.unwrap()))
-            .collect();
+            .map(|l| l.read.map(|r| (l.kind, r)).ok_or("no read bandwidth"))
+            .collect::<Result<_, _>>()?;
         assert_eq!(
             got,
             [
@@ -536,13 +544,14 @@ mod tests {
             ]
         );
         assert!(pl.notes[0].contains("no cache sizes"));
+        Ok(())
     }
 
     #[test]
-    fn a_sweep_that_never_leaves_the_caches_says_so() {
+    fn a_sweep_that_never_leaves_the_caches_says_so() -> Result<(), Box<dyn std::error::Error>> {
         let sweep = staircase(&sweep_sizes(16.0 * KI, 4.0 * MI, 2));
         let pl = place_levels(&sweep, &caches(), None, 0.1);
-        let main = pl.levels.last().unwrap();
+        let main = pl.levels.last().ok_or("expected a value, got None")?;
         assert_eq!(main.kind, MemoryKind::Main);
         assert_eq!(main.window, (4.0 * MI, 4.0 * MI));
         assert!(
@@ -550,5 +559,6 @@ mod tests {
             "{:?}",
             pl.notes
         );
+        Ok(())
     }
 }

@@ -162,23 +162,24 @@ mod tests {
     }
 
     #[test]
-    fn columns_per_chip_with_ridge_by_hand() {
+    fn columns_per_chip_with_ridge_by_hand() -> Result<(), Box<dyn std::error::Error>> {
         // A100 SXM: 312 TFLOP/s bf16, 2.039 TB/s → ridge 153.0; H100 SXM: 989.5 / 3.35 → 295.4.
         let ds = [chip("a", 312e12, 2.039e12), chip("h", 989.5e12, 3.35e12)];
         let mut buf = Vec::new();
-        write_compare(&ds, Format::Csv, &mut buf).unwrap();
-        let text = String::from_utf8(buf).unwrap();
+        write_compare(&ds, Format::Csv, &mut buf)?;
+        let text = String::from_utf8(buf)?;
         assert!(text.starts_with("quantity,unit,a,h\n"), "{text}");
         let ridge = text
             .lines()
             .find(|l| l.starts_with("bf16 ridge point"))
-            .unwrap();
+            .ok_or("expected a value, got None")?;
         let v: Vec<f64> = ridge
             .split(',')
             .skip(2)
-            .map(|x| x.parse().unwrap())
-            .collect();
+            .map(|x| x.parse())
+            .collect::<Result<_, _>>()?;
         assert!((v[0] - 312.0 / 2.039).abs() < 1e-9);
         assert!((v[1] - 989.5 / 3.35).abs() < 1e-9);
+        Ok(())
     }
 }

@@ -405,15 +405,16 @@ mod tests {
     }
 
     #[test]
-    fn svg_labels_every_roof_and_png_renders() {
+    fn svg_labels_every_roof_and_png_renders() -> Result<(), Box<dyn std::error::Error>> {
         let c = HierChart::from_measurement(&measurement());
-        let svg = render_svg(&c).unwrap();
+        let svg = render_svg(&c)?;
         assert_eq!(svg.matches(r#"class="roof-label""#).count(), 11);
         assert_eq!(svg.matches(r#"data-theoretical="true""#).count(), 5);
         assert!(svg.contains("L1d 380.0 GB/s"));
         assert!(svg.contains("DRAM 40.0 GB/s"));
         assert!(svg.contains("fp32 224.0 GFLOP/s"));
-        let png = render(&c, PlotFormat::Png).unwrap();
+        let png = render(&c, PlotFormat::Png)?;
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        Ok(())
     }
 }

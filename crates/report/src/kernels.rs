@@ -334,7 +334,7 @@ pub(crate) mod tests {
     /// Two kernels: a 2^24-element add (201,326,592 B, DRAM: 20.13 ms predicted) measured at
     /// 25 ms, and a 1024³ GEMM (21.47 ms predicted) measured at 26 ms; the add counts as the
     /// "separate" and the GEMM as the "fused" of one pair.
-    pub(crate) fn check() -> SuiteCheck {
+    pub(crate) fn check() -> Result<SuiteCheck, String> {
         let stat = |t: f64| Stat {
             median: t,
             min: t,
@@ -387,14 +387,14 @@ pub(crate) mod tests {
             Precision::Fp32,
             &Ceilings::NONE,
         )
-        .unwrap()
+        .map_err(|e| e.to_string())
     }
 
-    fn render(format: Format) -> String {
-        render_check(&check(), format)
+    fn render(format: Format) -> Result<String, String> {
+        render_check(&check()?, format)
     }
 
-    fn render_check(chk: &SuiteCheck, format: Format) -> String {
+    fn render_check(chk: &SuiteCheck, format: Format) -> Result<String, String> {
         let d = device();
         let cx = KernelsContext {
             device: &d,
@@ -404,15 +404,16 @@ pub(crate) mod tests {
             notes: vec!["a note".into()],
         };
         let mut out = Vec::new();
-        write_kernels(chk, &cx, format, &mut out).unwrap();
-        String::from_utf8(out).unwrap()
+        write_kernels(chk, &cx, format, &mut out).map_err(|e| e.to_string())?;
+        String::from_utf8(out).map_err(|e| e.to_string())
     }
 
     #[test]
-    fn the_ceilings_are_printed_with_their_share_of_the_roofs() {
+    fn the_ceilings_are_printed_with_their_share_of_the_roofs(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         use roofline_core::cited::Cited;
         use roofline_core::units::{BytesPerSec, FlopPerSec};
-        let mut chk = check();
+        let mut chk = check()?;
         // The test chip: fp32 peak 100 GFLOP/s, DRAM 10 GB/s. GEMM 80 GFLOP/s = 80 % of the peak;
         // GEMV 8 GB/s = 80 % of the DRAM roof; e^x 1.25e9/s = 1.25 G e^x/s.
         chk.ceilings = Ceilings {
@@ -420,7 +421,7 @@ pub(crate) mod tests {
             gemv: Some(Cited::new(BytesPerSec(8e9), "calibration B")),
             exp: Some(Cited::new(1.25e9, "calibration C")),
         };
-        let t = render_check(&chk, Format::Table);
+        let t = render_check(&chk, Format::Table)?;
         assert!(
             t.contains("GEMM ceiling 80.0 GFLOP/s, 80 % of the fp32 peak (calibration A)"),
             "{t}"
@@ -436,18 +437,20 @@ pub(crate) mod tests {
         assert!(t.contains("(hierarchical: each launch also held against these ceilings"));
         // 120 GFLOP/s is 120 % of a 100 GFLOP/s peak: the peak was measured low, and said so.
         chk.ceilings.gemm = Some(Cited::new(FlopPerSec(120e9), "calibration A"));
-        let t = render_check(&chk, Format::Table);
+        let t = render_check(&chk, Format::Table)?;
         assert!(
             t.contains("GEMM ceiling 120.0 GFLOP/s, 120 % of the fp32 peak (above the peak"),
             "{t}"
         );
         // Without ceilings, no ceiling line.
-        assert!(!render(Format::Table).contains("ceiling"));
+        assert!(!render(Format::Table)?.contains("ceiling"));
+        Ok(())
     }
 
     #[test]
-    fn table_shows_times_errors_speedups_and_the_median() {
-        let t = render(Format::Table);
+    fn table_shows_times_errors_speedups_and_the_median() -> Result<(), Box<dyn std::error::Error>>
+    {
+        let t = render(Format::Table)?;
         assert!(
             t.contains("fp32 peak 100.0 GFLOP/s; memory L3 50.0 GB/s (8 MiB), DRAM 10.0 GB/s"),
             "{t}"
@@ -470,27 +473,29 @@ pub(crate) mod tests {
             "{t}"
         );
         assert!(t.contains("note: a note") && t.contains("method: m"));
+        Ok(())
     }
 
     #[test]
-    fn json_and_csv_in_base_units() {
-        let v: serde_json::Value = serde_json::from_str(&render(Format::Json)).unwrap();
+    fn json_and_csv_in_base_units() -> Result<(), Box<dyn std::error::Error>> {
+        let v: serde_json::Value = serde_json::from_str(&render(Format::Json)?)?;
         assert_eq!(v["schema_version"], 1);
         assert_eq!(v["rows"][0]["measured"]["median"], 25e-3);
         assert_eq!(v["rows"][1]["bound"], "compute");
         assert_eq!(v["speedups"][0]["measured"], 25.0 / 26.0);
         assert_eq!(v["roofline"]["source"], "chip file box.toml");
-        let csv = render(Format::Csv);
+        let csv = render(Format::Csv)?;
         let mut lines = csv.lines();
         assert!(lines
             .next()
-            .unwrap()
+            .ok_or("expected a value, got None")?
             .starts_with("kernel,family,launches,level"));
-        let add = lines.next().unwrap();
+        let add = lines.next().ok_or("expected a value, got None")?;
         assert!(
             add.starts_with("add 16.8M,elementwise,1,DRAM,memory,16777216,"),
             "{add}"
         );
         assert_eq!(csv.lines().count(), 3);
+        Ok(())
     }
 }

@@ -383,8 +383,9 @@ mod tests {
     use crate::kernels::tests::{check, device};
 
     #[test]
-    fn one_measured_and_one_predicted_point_per_kernel_joined() {
-        let c = KernelsChart::new(&check(), &device(), "test");
+    fn one_measured_and_one_predicted_point_per_kernel_joined(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let c = KernelsChart::new(&check()?, &device(), "test");
         assert_eq!(c.points.len(), 2);
         assert_eq!(c.memory.len(), 2);
         assert_eq!(c.compute.len(), 1);
@@ -398,7 +399,7 @@ mod tests {
         let ((x0, x1), (y0, y1)) = c.axes();
         assert!(x0 <= 1.0 / 24.0 && x1 >= 341.0, "{x0} {x1}");
         assert!(y0 <= 671e6 / 2.0 && y1 >= 300e9, "{y0} {y1}");
-        let svg = render_svg(&c).unwrap();
+        let svg = render_svg(&c)?;
         assert_eq!(svg.matches(r#"class="measured""#).count(), 2);
         assert_eq!(svg.matches(r#"class="predicted""#).count(), 2);
         assert_eq!(svg.matches(r#"class="join""#).count(), 2);
@@ -406,23 +407,26 @@ mod tests {
         assert!(svg.contains("1 add 16.8M (DRAM) · 19 %"), "legend");
         // No ceiling in this check: none drawn.
         assert!(c.ceiling.is_none() && !svg.contains("GEMM ceiling"));
-        let png = render(&c, PlotFormat::Png).unwrap();
+        let png = render(&c, PlotFormat::Png)?;
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        Ok(())
     }
 
     #[test]
-    fn a_gemm_ceiling_below_the_peak_is_drawn_and_labelled() {
+    fn a_gemm_ceiling_below_the_peak_is_drawn_and_labelled(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         use roofline_core::cited::Cited;
         use roofline_core::units::FlopPerSec;
-        let mut chk = check();
+        let mut chk = check()?;
         // 80 GFLOP/s under the test chip's 100 GFLOP/s peak: drawn; 120 would not be.
         chk.ceilings.gemm = Some(Cited::new(FlopPerSec(80e9), "test"));
         let c = KernelsChart::new(&chk, &device(), "test");
         assert_eq!(c.ceiling.as_ref().map(|r| r.value), Some(80e9));
-        let svg = render_svg(&c).unwrap();
+        let svg = render_svg(&c)?;
         assert!(svg.contains("GEMM ceiling 80.0 GFLOP/s"), "label");
         assert_eq!(svg.matches(r#"class="roof-label""#).count(), 4);
         chk.ceilings.gemm = Some(Cited::new(FlopPerSec(120e9), "test"));
         assert!(KernelsChart::new(&chk, &device(), "test").ceiling.is_none());
+        Ok(())
     }
 }

@@ -336,12 +336,12 @@ mod tests {
     }
 
     #[test]
-    fn table_json_and_csv() {
+    fn table_json_and_csv() -> Result<(), Box<dyn std::error::Error>> {
         let m = sample();
         let d = m.to_device("host", "Host");
         let mut out = Vec::new();
-        write_measurement(&m, &d, Format::Table, &mut out).unwrap();
-        let t = String::from_utf8(out).unwrap();
+        write_measurement(&m, &d, Format::Table, &mut out)?;
+        let t = String::from_utf8(out)?;
         for s in [
             "Measured roofline of box",
             "2 threads pinned",
@@ -362,17 +362,18 @@ mod tests {
             assert!(t.contains(s), "missing {s:?} in\n{t}");
         }
         let mut out = Vec::new();
-        write_measurement(&m, &d, Format::Json, &mut out).unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        write_measurement(&m, &d, Format::Json, &mut out)?;
+        let v: serde_json::Value = serde_json::from_slice(&out)?;
         assert_eq!(v["schema_version"], 1);
         assert_eq!(v["peaks"][0]["value"]["median"], 200e9);
         assert_eq!(v["levels"][0]["kind"], "main");
         assert!(v["device"].is_object());
         let mut out = Vec::new();
-        write_measurement(&m, &d, Format::Csv, &mut out).unwrap();
-        let csv = String::from_utf8(out).unwrap();
+        write_measurement(&m, &d, Format::Csv, &mut out)?;
+        let csv = String::from_utf8(out)?;
         assert!(csv.starts_with("kernel,working_set_bytes,bandwidth_bytes_per_s"));
         assert!(csv.contains("\ntriad,32768,150000000000,"), "{csv}");
+        Ok(())
     }
 
     #[test]

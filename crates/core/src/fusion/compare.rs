@@ -222,7 +222,7 @@ mod tests {
     }
 
     #[test]
-    fn decode_saves_launches_prefill_saves_bytes() {
+    fn decode_saves_launches_prefill_saves_bytes() -> Result<(), Box<dyn std::error::Error>> {
         let d = h100_sxm();
         let launch = Seconds(5e-6);
         let dec = compare_preset(
@@ -231,8 +231,7 @@ mod tests {
             Precision::Bf16,
             &d,
             launch,
-        )
-        .unwrap();
+        )?;
         // 13 fewer kernels per block × 32 blocks × 5 µs = 2.08 ms of launches saved.
         assert!((dec.launch_saved.get() - 13.0 * 32.0 * 5e-6).abs() < 1e-12);
         assert_eq!(dec.regime, Regime::Launches);
@@ -242,14 +241,15 @@ mod tests {
             Precision::Bf16,
             &d,
             launch,
-        )
-        .unwrap();
+        )?;
         assert_eq!(pre.regime, Regime::Bytes);
         assert!(pre.speedup > 1.0);
+        Ok(())
     }
 
     #[test]
-    fn seed_chain_speedup_is_bytes_over_bytes_when_memory_bound() {
+    fn seed_chain_speedup_is_bytes_over_bytes_when_memory_bound(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         // T = 1 token (decode-like): both versions memory-bound; fused bytes 2·(2d + 2df + d)
         // vs 2·(4d + 4f + 2df + d); the fused kernel does not fit on the H100.
         let spec = ChainSpec {
@@ -261,7 +261,7 @@ mod tests {
             intermediate: 11008,
             precision: Precision::Bf16,
         };
-        let c = compare_chain(&spec, &h100_sxm(), Seconds(0.0)).unwrap();
+        let c = compare_chain(&spec, &h100_sxm(), Seconds(0.0))?;
         assert!(!c.feasible);
         let (d, f) = (4096.0, 11008.0);
         let sep = 2.0 * (4.0 * d + 4.0 * f + 2.0 * d * f + d);
@@ -269,5 +269,6 @@ mod tests {
         assert_eq!(c.separate.cost.bytes().get(), sep);
         assert_eq!(c.fused.cost.bytes().get(), fused);
         assert!((c.speedup - sep / fused).abs() < 1e-9);
+        Ok(())
     }
 }

@@ -533,7 +533,7 @@ mod tests {
     }
 
     #[test]
-    fn mm_from_the_hta_sample_is_a_gemm() {
+    fn mm_from_the_hta_sample_is_a_gemm() -> Result<(), Box<dyn std::error::Error>> {
         // aten::mm [2048,2048]·[2048,256] float: 2·2048·256·2048 = 2,147,483,648 FLOP;
         // bytes (2048·2048 + 2048·256) · 4 read, 2048·256 · 4 written.
         let o = shaped_op(
@@ -542,7 +542,7 @@ mod tests {
             &s(&["float", "float"]),
             &[],
         )
-        .unwrap();
+        .ok_or("expected a value, got None")?;
         assert_eq!(o.cost.flops.get(), 2_147_483_648.0);
         assert_eq!(
             o.cost.bytes_read.get(),
@@ -559,10 +559,11 @@ mod tests {
             &[]
         )
         .is_none());
+        Ok(())
     }
 
     #[test]
-    fn linear_flattens_leading_dims_and_sees_its_bias() {
+    fn linear_flattens_leading_dims_and_sees_its_bias() -> Result<(), Box<dyn std::error::Error>> {
         // x [1,64,256], W [688,256], bias [688]: m = 64, n = 688, k = 256, + m·n for the bias.
         let o = shaped_op(
             "aten::linear",
@@ -570,7 +571,7 @@ mod tests {
             &s(&["float", "float", "float"]),
             &[],
         )
-        .unwrap();
+        .ok_or("expected a value, got None")?;
         assert_eq!(
             o.cost.flops.get(),
             2.0 * 64.0 * 688.0 * 256.0 + 64.0 * 688.0
@@ -581,12 +582,13 @@ mod tests {
             &s(&["float", "float", ""]),
             &[],
         )
-        .unwrap();
+        .ok_or("expected a value, got None")?;
         assert_eq!(none.cost.flops.get(), 2.0 * 64.0 * 688.0 * 256.0);
+        Ok(())
     }
 
     #[test]
-    fn four_d_matmul_is_a_batched_matmul() {
+    fn four_d_matmul_is_a_batched_matmul() -> Result<(), Box<dyn std::error::Error>> {
         // q [1,4,64,64] · kᵀ [1,4,64,64]: batch 4, m = n = k = 64: 2·4·64³ FLOP.
         let o = shaped_op(
             "aten::matmul",
@@ -594,7 +596,7 @@ mod tests {
             &s(&["float", "float"]),
             &[],
         )
-        .unwrap();
+        .ok_or("expected a value, got None")?;
         assert_eq!(o.cost.flops.get(), 2.0 * 4.0 * 64f64.powi(3));
         assert!(matches!(
             o.shaped,
@@ -609,12 +611,13 @@ mod tests {
             &s(&["float", "float"]),
             &[],
         )
-        .unwrap();
+        .ok_or("expected a value, got None")?;
         assert_eq!(b.cost.flops.get(), 2.0 * 6.0 * 8.0 * 4.0 * 16.0);
+        Ok(())
     }
 
     #[test]
-    fn maps_read_broadcast_inputs_at_their_own_size() {
+    fn maps_read_broadcast_inputs_at_their_own_size() -> Result<(), Box<dyn std::error::Error>> {
         // x [1,64,256] * r [1,64,1]: 64·256 FLOP; reads (64·256 + 64)·4; writes 64·256·4.
         let o = shaped_op(
             "aten::mul",
@@ -622,7 +625,7 @@ mod tests {
             &s(&["float", "float"]),
             &[],
         )
-        .unwrap();
+        .ok_or("expected a value, got None")?;
         assert_eq!(o.cost, Cost::new(16384.0, (16384.0 + 64.0) * 4.0, 65536.0));
         let Shaped::Map { map } = &o.shaped else {
             panic!()
@@ -638,10 +641,11 @@ mod tests {
             &s(&["float", "Scalar"]),
             &[],
         )
-        .unwrap();
+        .ok_or("expected a value, got None")?;
         assert_eq!(sc.cost, Cost::new(64.0, 256.0, 256.0));
         // silu: 3 FLOP per element.
-        let a = shaped_op("aten::silu", &[t(&[1, 64, 688])], &s(&["float"]), &[]).unwrap();
+        let a = shaped_op("aten::silu", &[t(&[1, 64, 688])], &s(&["float"]), &[])
+            .ok_or("expected a value, got None")?;
         assert_eq!(a.cost.flops.get(), 3.0 * 64.0 * 688.0);
         // mean over the last dim: one output per row.
         let m = shaped_op(
@@ -650,14 +654,15 @@ mod tests {
             &s(&["float", "", ""]),
             &[],
         )
-        .unwrap();
+        .ok_or("expected a value, got None")?;
         assert_eq!(m.cost, Cost::new(16384.0, 65536.0, 256.0));
         // Views are not costed.
         assert!(shaped_op("aten::view", &[t(&[1, 64, 256])], &s(&["float"]), &[]).is_none());
+        Ok(())
     }
 
     #[test]
-    fn sdpa_reads_causal_from_the_recorded_values() {
+    fn sdpa_reads_causal_from_the_recorded_values() -> Result<(), Box<dyn std::error::Error>> {
         let shapes = [t(&[1, 4, 64, 64]), t(&[1, 2, 64, 64]), t(&[1, 2, 64, 64])];
         let types = s(&["float", "float", "float", "", "Scalar", "Scalar"]);
         let values = s(&["", "", "", "", "0.", "True"]);
@@ -667,7 +672,7 @@ mod tests {
             &types,
             &values,
         )
-        .unwrap();
+        .ok_or("expected a value, got None")?;
         let Shaped::Op {
             op: Op::FlashAttention(f),
         } = o.shaped
@@ -676,10 +681,11 @@ mod tests {
         };
         assert!(f.causal);
         assert_eq!((f.heads, f.kv_heads, f.q_len, f.kv_len), (4, 2, 64, 64));
+        Ok(())
     }
 
     #[test]
-    fn cat_reads_and_writes_every_listed_element() {
+    fn cat_reads_and_writes_every_listed_element() -> Result<(), Box<dyn std::error::Error>> {
         let o = shaped_op(
             "aten::cat",
             &[
@@ -689,7 +695,8 @@ mod tests {
             &s(&["TensorList", "Scalar"]),
             &[],
         )
-        .unwrap();
+        .ok_or("expected a value, got None")?;
         assert_eq!(o.cost, Cost::new(0.0, 16384.0 * 4.0, 16384.0 * 4.0));
+        Ok(())
     }
 }

@@ -118,56 +118,70 @@ fn profile(kernels: Vec<MeasuredKernel>) -> Profile {
     }
 }
 
-fn joined(p: Precision, kernels: Vec<MeasuredKernel>) -> Join {
+fn joined(p: Precision, kernels: Vec<MeasuredKernel>) -> Result<Join, Box<dyn std::error::Error>> {
     let (m, w) = (small(), workload(p));
-    let a = analyze(&m, &w, &h100_sxm()).unwrap();
-    join(&build_graph(&m, &w), &a, &profile(kernels))
+    let a = analyze(&m, &w, &h100_sxm())?;
+    Ok(join(&build_graph(&m, &w), &a, &profile(kernels)))
 }
 
-fn measured_us(j: &Join, name: &str) -> Option<f64> {
-    let r = j.rows.iter().find(|r| r.name == name).unwrap();
-    r.measured.map(|m| (m.get() * 1e6 * 1e6).round() / 1e6)
+fn measured_us(j: &Join, name: &str) -> Result<Option<f64>, String> {
+    let r = j
+        .rows
+        .iter()
+        .find(|r| r.name == name)
+        .ok_or(format!("no row {name}"))?;
+    Ok(r.measured.map(|m| (m.get() * 1e6 * 1e6).round() / 1e6))
 }
 
 #[test]
-fn same_shapes_are_told_apart_by_forward_order() {
-    let j = joined(Precision::Fp32, trace());
+fn same_shapes_are_told_apart_by_forward_order() -> Result<(), Box<dyn std::error::Error>> {
+    let j = joined(Precision::Fp32, trace())?;
     // q_proj and o_proj are both gemm m=8 n=256 k=256: 2 × 100 and 2 × 90 µs.
-    assert_eq!(measured_us(&j, "q_proj"), Some(200.0));
-    assert_eq!(measured_us(&j, "o_proj"), Some(180.0));
-    assert_eq!(measured_us(&j, "k_proj"), Some(120.0));
-    assert_eq!(measured_us(&j, "v_proj"), Some(122.0));
+    assert_eq!(measured_us(&j, "q_proj")?, Some(200.0));
+    assert_eq!(measured_us(&j, "o_proj")?, Some(180.0));
+    assert_eq!(measured_us(&j, "k_proj")?, Some(120.0));
+    assert_eq!(measured_us(&j, "v_proj")?, Some(122.0));
     // qk_matmul and sv_matmul: bmm batch 4 m=8 and n=8, k=64 / n=64, k=8: different shapes.
-    assert_eq!(measured_us(&j, "qk_matmul"), Some(80.0));
-    assert_eq!(measured_us(&j, "sv_matmul"), Some(82.0));
+    assert_eq!(measured_us(&j, "qk_matmul")?, Some(80.0));
+    assert_eq!(measured_us(&j, "sv_matmul")?, Some(82.0));
     // Norm pieces grouped: 2 × 31, 2 × 32, 1 × 33.
-    assert_eq!(measured_us(&j, "input_layernorm"), Some(62.0));
-    assert_eq!(measured_us(&j, "post_attention_layernorm"), Some(64.0));
-    assert_eq!(measured_us(&j, "norm"), Some(33.0));
-    assert_eq!(measured_us(&j, "attn_residual_add"), Some(22.0));
-    assert_eq!(measured_us(&j, "mlp_residual_add"), Some(24.0));
-    assert_eq!(measured_us(&j, "act_fn"), Some(66.0));
-    assert_eq!(measured_us(&j, "act_mul"), Some(44.0));
-    assert_eq!(measured_us(&j, "gate_proj"), Some(400.0));
-    assert_eq!(measured_us(&j, "up_proj"), Some(402.0));
-    assert_eq!(measured_us(&j, "lm_head"), Some(30.0));
-    assert_eq!(measured_us(&j, "embed_tokens"), Some(20.0));
-    assert_eq!(measured_us(&j, "rotary_emb"), None);
+    assert_eq!(measured_us(&j, "input_layernorm")?, Some(62.0));
+    assert_eq!(measured_us(&j, "post_attention_layernorm")?, Some(64.0));
+    assert_eq!(measured_us(&j, "norm")?, Some(33.0));
+    assert_eq!(measured_us(&j, "attn_residual_add")?, Some(22.0));
+    assert_eq!(measured_us(&j, "mlp_residual_add")?, Some(24.0));
+    assert_eq!(measured_us(&j, "act_fn")?, Some(66.0));
+    assert_eq!(measured_us(&j, "act_mul")?, Some(44.0));
+    assert_eq!(measured_us(&j, "gate_proj")?, Some(400.0));
+    assert_eq!(measured_us(&j, "up_proj")?, Some(402.0));
+    assert_eq!(measured_us(&j, "lm_head")?, Some(30.0));
+    assert_eq!(measured_us(&j, "embed_tokens")?, Some(20.0));
+    assert_eq!(measured_us(&j, "rotary_emb")?, None);
     // The rotary add ([1,4,8,64], 2 × 3 µs) is not taken for a residual add.
     assert_eq!(j.unmatched.len(), 1);
     assert_eq!(j.unmatched[0].count, 2);
     assert!((j.unmatched_time.get() - 6e-6).abs() < 1e-15);
-    let q = j.rows.iter().find(|r| r.name == "q_proj").unwrap();
+    let q = j
+        .rows
+        .iter()
+        .find(|r| r.name == "q_proj")
+        .ok_or("no q_proj")?;
     assert_eq!((q.events, q.expected_events), (2, 2));
     assert!(j.notes.is_empty(), "{:?}", j.notes);
     // Ratio = measured / predicted.
-    assert!((q.ratio.unwrap() - q.measured.unwrap().get() / q.predicted.get()).abs() < 1e-12);
+    assert!(
+        (q.ratio.ok_or("expected a value, got None")?
+            - q.measured.ok_or("expected a value, got None")?.get() / q.predicted.get())
+        .abs()
+            < 1e-12
+    );
+    Ok(())
 }
 
 #[test]
-fn mismatches_are_named() {
+fn mismatches_are_named() -> Result<(), Box<dyn std::error::Error>> {
     // Predicted for bf16 while the profile ran fp32.
-    let j = joined(Precision::Bf16, trace());
+    let j = joined(Precision::Bf16, trace())?;
     assert!(
         j.notes.iter().any(|n| n.contains("--precision fp32")),
         "{:?}",
@@ -175,7 +189,7 @@ fn mismatches_are_named() {
     );
     // A profile of another length: no GEMM matches, and the note names its m.
     let other: Vec<MeasuredKernel> = vec![op("aten::mm", &[&[128, 256], &[256, 256]], 10.0)];
-    let j = joined(Precision::Fp32, other);
+    let j = joined(Precision::Fp32, other)?;
     assert!(
         j.notes.iter().any(|n| n.contains("m = 128")),
         "{:?}",
@@ -188,9 +202,14 @@ fn mismatches_are_named() {
     let mut p = profile(twice);
     p.steps = 2;
     let (m, w) = (small(), workload(Precision::Fp32));
-    let a = analyze(&m, &w, &h100_sxm()).unwrap();
+    let a = analyze(&m, &w, &h100_sxm())?;
     let j = join(&build_graph(&m, &w), &a, &p);
-    assert_eq!(measured_us(&j, "q_proj"), Some(200.0));
-    let q = j.rows.iter().find(|r| r.name == "q_proj").unwrap();
+    assert_eq!(measured_us(&j, "q_proj")?, Some(200.0));
+    let q = j
+        .rows
+        .iter()
+        .find(|r| r.name == "q_proj")
+        .ok_or("no q_proj")?;
     assert_eq!((q.events, q.expected_events), (4, 4));
+    Ok(())
 }

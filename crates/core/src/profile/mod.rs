@@ -234,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn totals_and_dominant_precision() {
+    fn totals_and_dominant_precision() -> Result<(), Box<dyn std::error::Error>> {
         let a = k(
             vec![(Precision::Fp64, Flop(10.0)), (Precision::Fp32, Flop(30.0))],
             Some(4.0),
@@ -243,9 +243,13 @@ mod tests {
         assert_eq!(a.total_flops(), Flop(40.0));
         assert_eq!(a.dominant_precision(), Some(Precision::Fp32));
         assert_eq!(a.bytes(), Some(Bytes(4.0)));
-        assert_eq!(a.cost().unwrap(), Cost::new(40.0, 4.0, 0.0));
+        assert_eq!(
+            a.cost().ok_or("expected a value, got None")?,
+            Cost::new(40.0, 4.0, 0.0)
+        );
         let none = k(vec![], None, None);
         assert_eq!(none.dominant_precision(), None);
         assert_eq!(none.cost(), None);
+        Ok(())
     }
 }

@@ -340,7 +340,7 @@ mod tests {
     }
 
     #[test]
-    fn memory_bound_kernel_by_hand() {
+    fn memory_bound_kernel_by_hand() -> Result<(), Box<dyn std::error::Error>> {
         // Triad-like: 33.55 MFLOP, 201.33 MB in 100 µs on the H100 (fp32 vector 67 TFLOP/s,
         // 3.35 TB/s): t* = max(33.55e6/67e12, 201.33e6/3.35e12) = 60.10 µs; 60.1 % of the roof;
         // 39.90 µs lost; AI 0.1667 < ridge 20 → memory.
@@ -348,19 +348,30 @@ mod tests {
         let k = kernel(33.554432e6, Some(201.326592e6), 100e-6, None);
         let p = place_kernel(&k, Some(&d));
         let ideal = 201.326592e6 / 3.35e12;
-        assert!((p.roofline_time.unwrap().get() - ideal).abs() < 1e-15);
-        assert!((p.fraction_of_roof.unwrap() - ideal / 100e-6).abs() < 1e-12);
-        assert!((p.time_lost.unwrap().get() - (100e-6 - ideal)).abs() < 1e-15);
+        assert!((p.roofline_time.ok_or("expected a value, got None")?.get() - ideal).abs() < 1e-15);
+        assert!(
+            (p.fraction_of_roof.ok_or("expected a value, got None")? - ideal / 100e-6).abs()
+                < 1e-12
+        );
+        assert!(
+            (p.time_lost.ok_or("expected a value, got None")?.get() - (100e-6 - ideal)).abs()
+                < 1e-15
+        );
         assert_eq!(p.regime, Regime::Memory);
         assert_eq!(p.bound, Some(Bound::Memory));
-        assert_eq!(p.roof.unwrap().peak.get(), 67e12);
+        assert_eq!(
+            p.roof.ok_or("expected a value, got None")?.peak.get(),
+            67e12
+        );
         assert!(p.advice.starts_with("memory-bound: fuse"), "{}", p.advice);
         // achieved = F / t = 335.5 GFLOP/s.
         assert!((p.achieved.get() - 335.54432e9).abs() < 1.0);
+        Ok(())
     }
 
     #[test]
-    fn short_kernel_is_launch_bound_and_gemm_is_compute_bound() {
+    fn short_kernel_is_launch_bound_and_gemm_is_compute_bound(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let d = h100_sxm(); // 5 µs launch overhead
         let short = kernel(1e6, Some(1e6), 2e-6, None);
         assert_eq!(place_kernel(&short, Some(&d)).regime, Regime::Launch);
@@ -377,10 +388,18 @@ mod tests {
         g.flops = vec![(Precision::Bf16, Flop(1e12))];
         let p = place_kernel(&g, Some(&d));
         assert_eq!(p.regime, Regime::Compute);
-        assert_eq!(p.roof.unwrap().peak.get(), 989.5e12);
+        assert_eq!(
+            p.roof.ok_or("expected a value, got None")?.peak.get(),
+            989.5e12
+        );
         // 1e12 / 989.5e12 = 1.0106 ms of 2 ms: 50.5 %.
-        assert!((p.fraction_of_roof.unwrap() - 1e12 / 989.5e12 / 2e-3).abs() < 1e-12);
+        assert!(
+            (p.fraction_of_roof.ok_or("expected a value, got None")? - 1e12 / 989.5e12 / 2e-3)
+                .abs()
+                < 1e-12
+        );
         assert!(p.advice.contains("fp8"), "{}", p.advice);
+        Ok(())
     }
 
     #[test]
@@ -405,23 +424,25 @@ mod tests {
     }
 
     #[test]
-    fn faster_than_the_roof_is_flagged_as_cache() {
+    fn faster_than_the_roof_is_flagged_as_cache() -> Result<(), Box<dyn std::error::Error>> {
         let d = h100_sxm();
         let k = kernel(0.0, Some(3.35e9), 0.5e-3, None); // ideal 1 ms, ran in 0.5 ms
         let p = place_kernel(&k, Some(&d));
-        assert!((p.fraction_of_roof.unwrap() - 2.0).abs() < 1e-12);
-        assert_eq!(p.time_lost.unwrap().get(), 0.0);
+        assert!((p.fraction_of_roof.ok_or("expected a value, got None")? - 2.0).abs() < 1e-12);
+        assert_eq!(p.time_lost.ok_or("expected a value, got None")?.get(), 0.0);
         assert!(p.advice.contains("cache"), "{}", p.advice);
+        Ok(())
     }
 
     #[test]
-    fn without_a_chip_only_achieved_figures() {
+    fn without_a_chip_only_achieved_figures() -> Result<(), Box<dyn std::error::Error>> {
         let k = kernel(2e9, Some(1e9), 1e-3, None);
         let p = place_kernel(&k, None);
         assert_eq!(p.regime, Regime::Unknown);
         assert_eq!(p.achieved.get(), 2e12);
-        assert_eq!(p.intensity.unwrap().get(), 2.0);
+        assert_eq!(p.intensity.ok_or("expected a value, got None")?.get(), 2.0);
         assert!(p.roof.is_none() && p.fraction_of_roof.is_none());
         assert!(p.advice.contains("--hardware"));
+        Ok(())
     }
 }

@@ -192,7 +192,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn device_has_main_memory_first_and_ridge_from_the_measured_figures() {
+    fn device_has_main_memory_first_and_ridge_from_the_measured_figures(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let roof = EmpiricalRoof {
             format: RoofFormat::ErtJson,
             origin: "r.json".into(),
@@ -220,13 +221,14 @@ mod tests {
             samples: vec![],
             notes: vec![],
         };
-        let d = roof.to_device("x").unwrap();
+        let d = roof.to_device("x")?;
         assert_eq!(d.memory[0].kind, MemoryKind::Main);
         // 100e9 / 50e9 = 2 FLOP/byte.
-        assert_eq!(d.ridge(Precision::Fp64).unwrap().get(), 2.0);
+        assert_eq!(d.ridge(Precision::Fp64)?.get(), 2.0);
         assert_eq!(d.launch_overhead.value.get(), ASSUMED_CPU_LAUNCH);
         let mut no_main = roof.clone();
         no_main.levels.retain(|l| l.kind != MemoryKind::Main);
         assert!(no_main.to_device("x").is_err());
+        Ok(())
     }
 }

@@ -346,15 +346,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_levels_and_precision() {
+    fn json_levels_and_precision() -> Result<(), Box<dyn std::error::Error>> {
         let t = r#"{"empirical":{"gbytes":{"data":[["L1",100.0],["DRAM",10.0]]},
             "gflops":{"data":[["GFLOPs",50.0]]},
             "metadata":{"HOSTNAME":["box"],"CONFIG":{"ERT_GPU":[false],"ERT_PRECISION":["FP32"]}}}}"#;
-        let r = parse_json(t, "r.json").unwrap();
+        let r = parse_json(t, "r.json")?;
         assert_eq!(r.machine, "box");
         assert_eq!(r.gpu, Some(false));
-        assert_eq!(r.peak(Precision::Fp32).unwrap().value, FlopPerSec(50e9));
-        assert_eq!(r.main().unwrap().bandwidth, BytesPerSec(10e9));
+        assert_eq!(
+            r.peak(Precision::Fp32)
+                .ok_or("expected a value, got None")?
+                .value,
+            FlopPerSec(50e9)
+        );
+        assert_eq!(
+            r.main().ok_or("expected a value, got None")?.bandwidth,
+            BytesPerSec(10e9)
+        );
+        Ok(())
     }
 
     #[test]

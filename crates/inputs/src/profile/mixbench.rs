@@ -257,13 +257,23 @@ mod tests {
         Compute iters, Flops/byte, ex.time,  GFLOPS, GB/sec\n";
 
     #[test]
-    fn peak_is_the_largest_rate_and_bandwidth_the_plateau() {
+    fn peak_is_the_largest_rate_and_bandwidth_the_plateau() -> Result<(), Box<dyn std::error::Error>>
+    {
         let t = format!("{HEAD}0, 0.25, 1.0, 10.0, 40.0\n1, 1.0, 1.0, 39.0, 39.0\n2, 8.0, 1.0, 80.0, 10.0\n---\n");
-        let r = parse(&t, "m.log").unwrap();
+        let r = parse(&t, "m.log")?;
         assert_eq!(r.machine, "Test GPU");
-        assert_eq!(r.peak(Precision::Fp32).unwrap().value, FlopPerSec(80e9));
-        assert_eq!(r.main().unwrap().bandwidth, BytesPerSec(40e9));
+        assert_eq!(
+            r.peak(Precision::Fp32)
+                .ok_or("expected a value, got None")?
+                .value,
+            FlopPerSec(80e9)
+        );
+        assert_eq!(
+            r.main().ok_or("expected a value, got None")?.bandwidth,
+            BytesPerSec(40e9)
+        );
         assert_eq!(r.samples.len(), 3);
+        Ok(())
     }
 
     #[test]

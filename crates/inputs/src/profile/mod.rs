@@ -222,11 +222,15 @@ mod tests {
     }
 
     #[test]
-    fn unknown_and_empty_files_say_which_formats_work() {
+    fn unknown_and_empty_files_say_which_formats_work() -> Result<(), Box<dyn std::error::Error>> {
         let e = parse("hello\n", "x.txt").unwrap_err();
         assert!(e.message.contains("x.txt: line 1"), "{}", e.message);
-        assert!(e.hint.unwrap().contains("mixbench"));
+        assert!(e
+            .hint
+            .ok_or("expected a value, got None")?
+            .contains("mixbench"));
         let e = parse("  \n", "x.txt").unwrap_err();
         assert!(e.message.contains("empty"), "{}", e.message);
+        Ok(())
     }
 }

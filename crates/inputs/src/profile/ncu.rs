@@ -447,7 +447,7 @@ mod tests {
     }
 
     #[test]
-    fn long_layout_with_units_and_separators() {
+    fn long_layout_with_units_and_separators() -> Result<(), Box<dyn std::error::Error>> {
         let text = long(&[
             "\"0\",\"k\",\"gpu__time_duration.sum\",\"msecond\",\"1.5\"",
             "\"0\",\"k\",\"dram__bytes_read.sum\",\"Gbyte\",\"1,000.5\"",
@@ -456,7 +456,7 @@ mod tests {
             "\"0\",\"k\",\"sm__sass_thread_inst_executed_op_fadd_pred_on.sum\",\"inst\",\"3\"",
             "\"0\",\"k\",\"achieved_occupancy\",\"%\",\"50\"",
         ]);
-        let p = parse(&text, "t.csv").unwrap();
+        let p = parse(&text, "t.csv")?;
         let k = &p.kernels[0];
         assert_eq!(k.duration, Seconds(1.5e-3));
         assert_eq!(k.bytes_read, Some(Bytes(1000.5e9)));
@@ -467,25 +467,27 @@ mod tests {
             vec![(Precision::Fp64, Flop(20.0)), (Precision::Fp32, Flop(3.0))]
         );
         assert_eq!(k.cost_source, CostSource::Counters);
+        Ok(())
     }
 
     #[test]
-    fn wide_layout_reads_the_units_row() {
+    fn wide_layout_reads_the_units_row() -> Result<(), Box<dyn std::error::Error>> {
         let text = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"dram__bytes_read.sum\",\"dram__bytes_write.sum\",\"sm__sass_thread_inst_executed_op_ffma_pred_on.sum\"\n\
                     \"\",\"\",\"usecond\",\"Mbyte\",\"byte\",\"inst\"\n\
                     \"0\",\"a\",\"10\",\"1\",\"500\",\"1,000\"\n\
                     \"1\",\"b\",\"20\",\"2\",\"0\",\"0\"\n";
-        let p = parse(text, "w.csv").unwrap();
+        let p = parse(text, "w.csv")?;
         assert_eq!(p.kernels.len(), 2);
         assert_eq!(p.kernels[0].duration, Seconds(10e-6));
         assert_eq!(p.kernels[0].bytes_read, Some(Bytes(1e6)));
         assert_eq!(p.kernels[0].total_flops(), Flop(2000.0));
         assert_eq!(p.kernels[1].name, "b");
         assert!((p.total_time.get() - 30e-6).abs() < 1e-18);
+        Ok(())
     }
 
     #[test]
-    fn bad_files_name_the_line_and_the_fix() {
+    fn bad_files_name_the_line_and_the_fix() -> Result<(), Box<dyn std::error::Error>> {
         // Unknown unit on a metric we use.
         let e = parse(
             &long(&["\"0\",\"k\",\"gpu__time_duration.sum\",\"fortnight\",\"1\""]),
@@ -497,7 +499,10 @@ mod tests {
             "{}",
             e.message
         );
-        assert!(e.hint.unwrap().contains("usecond"));
+        assert!(e
+            .hint
+            .ok_or("expected a value, got None")?
+            .contains("usecond"));
         // A row cut short.
         let e = parse(&long(&["\"0\",\"k\",\"gpu__time_duration.sum\""]), "t.csv").unwrap_err();
         assert!(
@@ -540,16 +545,18 @@ mod tests {
             "{}",
             e.message
         );
+        Ok(())
     }
 
     #[test]
-    fn kernel_without_flop_counters_is_kept_but_not_costed() {
+    fn kernel_without_flop_counters_is_kept_but_not_costed(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let p = parse(
             &long(&["\"0\",\"k\",\"gpu__time_duration.sum\",\"usecond\",\"1\""]),
             "t.csv",
-        )
-        .unwrap();
+        )?;
         assert_eq!(p.kernels[0].cost_source, CostSource::Unknown);
         assert!(p.notes[0].contains("lack FLOP counters"), "{:?}", p.notes);
+        Ok(())
     }
 }

@@ -626,7 +626,7 @@ mod tests {
         "args":{"External id":7,"Input Dims":[[64,256],[256,688]],"Input type":["float","float"]}}"#;
 
     #[test]
-    fn cpu_trace_claims_the_outermost_costed_operator() {
+    fn cpu_trace_claims_the_outermost_costed_operator() -> Result<(), Box<dyn std::error::Error>> {
         // aten::linear [1,64,256]·[688,256] (100 µs) holds aten::mm (50 µs): one kernel, the
         // linear, 2·64·688·256 FLOP. A view outside (5 µs) is uncosted time.
         let lin = r#"{"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":0,"dur":100,
@@ -634,7 +634,7 @@ mod tests {
         let view = r#"{"ph":"X","cat":"cpu_op","name":"aten::view","pid":1,"tid":1,"ts":120,"dur":5,
             "args":{"Input Dims":[[1,64,256],[]],"Input type":["float","ScalarList"]}}"#;
         let t = trace(&format!("{lin},{MM},{view}"));
-        let p = parse(&t, "t.json").unwrap();
+        let p = parse(&t, "t.json")?;
         assert_eq!(p.kernels.len(), 1);
         let k = &p.kernels[0];
         assert_eq!(k.name, "aten::linear");
@@ -644,10 +644,12 @@ mod tests {
         assert_eq!(p.uncosted[0].name, "aten::view");
         assert!((p.total_time.get() - 105e-6).abs() < 1e-15);
         assert_eq!(p.steps, 1);
+        Ok(())
     }
 
     #[test]
-    fn a_child_ending_on_its_parents_nanosecond_nests_at_absolute_times() {
+    fn a_child_ending_on_its_parents_nanosecond_nests_at_absolute_times(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         // Kineto's absolute µs: the linear runs 5107416643395.255 + 495.435; its mm starts at
         // …3617.949 and runs 272.741, ending on the same ns, yet the f64 sum lands 0.98 ns
         // (one step) past the linear's end. Still one kernel, the linear.
@@ -660,17 +662,19 @@ mod tests {
             5107416643617.949f64 + 272.741,
         ));
         assert!(child_end > parent_end);
-        let p = parse(&trace(&format!("{lin},{mm}")), "t.json").unwrap();
+        let p = parse(&trace(&format!("{lin},{mm}")), "t.json")?;
         assert_eq!(p.kernels.len(), 1);
         assert_eq!(p.kernels[0].name, "aten::linear");
         assert!((p.total_time.get() - 495.435e-6).abs() < 1e-15);
+        Ok(())
     }
 
     #[test]
-    fn gpu_kernels_link_by_external_id_and_split_by_duration() {
+    fn gpu_kernels_link_by_external_id_and_split_by_duration(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let k1 = r#"{"ph":"X","cat":"kernel","name":"sm80_xmma_gemm_f32f32_tf32","pid":0,"tid":7,"ts":100,"dur":30,"args":{"External id":7,"correlation":1}}"#;
         let k2 = r#"{"ph":"X","cat":"kernel","name":"splitKreduce","pid":0,"tid":7,"ts":131,"dur":10,"args":{"External id":7,"correlation":2}}"#;
-        let p = parse(&trace(&format!("{MM},{k1},{k2}")), "g.json").unwrap();
+        let p = parse(&trace(&format!("{MM},{k1},{k2}")), "g.json")?;
         assert_eq!(p.kernels.len(), 2);
         let f = 2.0 * 64.0 * 688.0 * 256.0;
         // 30/(30+10) and 10/(30+10) of the GEMM's FLOPs.
@@ -678,6 +682,7 @@ mod tests {
         assert_eq!(p.kernels[1].total_flops().get(), f * 0.25);
         assert_eq!(p.kernels[0].compute, Some(Compute::Matrix(Precision::Tf32)));
         assert!(p.notes.iter().any(|n| n.contains("more than one kernel")));
+        Ok(())
     }
 
     #[test]

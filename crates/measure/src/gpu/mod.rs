@@ -70,7 +70,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn without_the_feature_the_error_names_it() {
+    fn without_the_feature_the_error_names_it() -> Result<(), Box<dyn std::error::Error>> {
         let e = measure_gpu(
             &GpuOptions {
                 device: 0,
@@ -82,6 +82,10 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.kind, crate::ErrorKind::Usage);
         assert!(e.message.contains("`cuda`"), "{}", e.message);
-        assert!(e.hint.unwrap().contains("--features cuda"));
+        assert!(e
+            .hint
+            .ok_or("expected a value, got None")?
+            .contains("--features cuda"));
+        Ok(())
     }
 }

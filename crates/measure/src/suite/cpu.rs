@@ -562,7 +562,7 @@ mod tests {
     }
 
     #[test]
-    fn both_attentions_match_the_definition() {
+    fn both_attentions_match_the_definition() -> Result<(), Box<dyn std::error::Error>> {
         // 3 heads, 37 tokens (not a multiple of the blocks), head_dim 16.
         let sh = AttentionShape {
             heads: 3,
@@ -578,19 +578,21 @@ mod tests {
         let mut scores = vec![0.0; sh.scores_len()];
         let mut probs = vec![0.0; sh.scores_len()];
         let mut out = vec![0.0; sh.qkv_len()];
-        attention_materialised(sh, &q, &k, &v, &mut scores, &mut probs, &mut out).unwrap();
+        attention_materialised(sh, &q, &k, &v, &mut scores, &mut probs, &mut out)?;
         close(&out, &want, 1e-5);
         for (br, bc) in [(8, 8), (16, 5), (64, 64), (1, 37)] {
             let mut out = vec![f32::NAN; sh.qkv_len()];
-            flash_attention(sh, &q, &k, &v, &mut out, br, bc).unwrap();
+            flash_attention(sh, &q, &k, &v, &mut out, br, bc)?;
             close(&out, &want, 1e-5);
         }
         // A short buffer is an error.
         assert!(flash_attention(sh, &q[..10], &k, &v, &mut out, 8, 8).is_err());
+        Ok(())
     }
 
     #[test]
-    fn fused_chain_equals_the_four_kernels_and_the_reference() {
+    fn fused_chain_equals_the_four_kernels_and_the_reference(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let sh = ChainShape {
             tokens: 45,
             hidden: 24,
@@ -633,12 +635,13 @@ mod tests {
             vec![0.0; t * f],
             vec![0.0; t * d],
         );
-        chain_separate(sh, &x, w, &mut y, &mut h, &mut a, &mut out).unwrap();
+        chain_separate(sh, &x, w, &mut y, &mut h, &mut a, &mut out)?;
         close(&out, &want, 1e-4);
         for bm in [1, 8, 64] {
             let mut fused = vec![f32::NAN; t * d];
-            chain_fused(sh, &x, w, &mut fused, bm).unwrap();
+            chain_fused(sh, &x, w, &mut fused, bm)?;
             close(&fused, &want, 1e-4);
         }
+        Ok(())
     }
 }

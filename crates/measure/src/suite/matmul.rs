@@ -214,22 +214,23 @@ mod tests {
     }
 
     #[test]
-    fn two_by_two_by_hand() {
+    fn two_by_two_by_hand() -> Result<(), Box<dyn std::error::Error>> {
         // [1 2; 3 4] · [5 6; 7 8] = [19 22; 43 50]; accumulated once more: [38 44; 86 100].
         let (a, b) = ([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]);
         let mut c = [0.0f32; 4];
         let (va, vb) = (View::row_major(&a, 2, 2), View::row_major(&b, 2, 2));
-        matmul(&mut c, 2, va, vb, false, Threads::All).unwrap();
+        matmul(&mut c, 2, va, vb, false, Threads::All)?;
         assert_eq!(c, [19.0, 22.0, 43.0, 50.0]);
-        matmul(&mut c, 2, va, vb, true, Threads::One).unwrap();
+        matmul(&mut c, 2, va, vb, true, Threads::One)?;
         assert_eq!(c, [38.0, 44.0, 86.0, 100.0]);
         // Aᵀ·B = [1 3; 2 4] · [5 6; 7 8] = [26 30; 38 44].
-        matmul(&mut c, 2, va.t(), vb, false, Threads::One).unwrap();
+        matmul(&mut c, 2, va.t(), vb, false, Threads::One)?;
         assert_eq!(c, [26.0, 30.0, 38.0, 44.0]);
+        Ok(())
     }
 
     #[test]
-    fn agrees_with_the_triple_loop_for_every_schedule() {
+    fn agrees_with_the_triple_loop_for_every_schedule() -> Result<(), Box<dyn std::error::Error>> {
         // Shapes that hit the GEMV split (m = 1, n ≥ 256, n not a multiple of the chunk), the
         // parallel GEMM, and a transposed B (QKᵀ).
         for (m, n, k) in [(1, 300, 70), (1, 1000, 33), (37, 29, 50), (64, 64, 64)] {
@@ -239,7 +240,7 @@ mod tests {
             let want = reference(va, vb);
             for th in [Threads::One, Threads::All] {
                 let mut c = vec![f32::NAN; m * n];
-                matmul(&mut c, n, va, vb, false, th).unwrap();
+                matmul(&mut c, n, va, vb, false, th)?;
                 for (x, y) in c.iter().zip(&want) {
                     assert!(
                         (x - y).abs() <= 1e-4 * (1.0 + y.abs()),
@@ -251,11 +252,12 @@ mod tests {
             let vbt = View::row_major(&bt, n, k).t();
             let want = reference(va, vbt);
             let mut c = vec![0.0; m * n];
-            matmul(&mut c, n, va, vbt, false, Threads::All).unwrap();
+            matmul(&mut c, n, va, vbt, false, Threads::All)?;
             for (x, y) in c.iter().zip(&want) {
                 assert!((x - y).abs() <= 1e-4 * (1.0 + y.abs()));
             }
         }
+        Ok(())
     }
 
     #[test]
