@@ -33,7 +33,8 @@ fn default_analyze_runs_llama2_7b_on_a6000_both_stages() {
 }
 
 #[test]
-fn analyze_json_has_the_documented_schema_and_hand_checked_numbers() {
+fn analyze_json_has_the_documented_schema_and_hand_checked_numbers(
+) -> Result<(), Box<dyn std::error::Error>> {
     let v = json_of(&["analyze", "llama-2-7b", "--hardware", "a6000"]);
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["model"]["parameters"], 6_738_415_616u64);
@@ -48,18 +49,29 @@ fn analyze_json_has_the_documented_schema_and_hand_checked_numbers() {
     assert_eq!(q["count"], 32);
     assert_eq!(q["flops"], 68_719_476_736.0);
     assert_eq!(
-        q["bytes_read"].as_f64().unwrap() + q["bytes_written"].as_f64().unwrap(),
+        q["bytes_read"]
+            .as_f64()
+            .ok_or("expected a value, got None")?
+            + q["bytes_written"]
+                .as_f64()
+                .ok_or("expected a value, got None")?,
         67_108_864.0
     );
     assert_eq!(q["arithmetic_intensity"], 1024.0);
     assert_eq!(q["bound"], "compute");
-    assert!((q["time_s"].as_f64().unwrap() - 68_719_476_736.0 / 154.8e12).abs() < 1e-12);
+    assert!(
+        (q["time_s"].as_f64().ok_or("expected a value, got None")? - 68_719_476_736.0 / 154.8e12)
+            .abs()
+            < 1e-12
+    );
     // decode q_proj: 2·4096² FLOP over (4096 + 4096² + 4096)·2 bytes: memory-bound,
     // time = bytes / 768e9.
     let qd = op(decode, "q_proj");
     let bytes = (4096.0 + 4096.0 * 4096.0 + 4096.0) * 2.0;
     assert_eq!(qd["bound"], "memory");
-    assert!((qd["time_s"].as_f64().unwrap() - bytes / 768e9).abs() < 1e-15);
+    assert!(
+        (qd["time_s"].as_f64().ok_or("expected a value, got None")? - bytes / 768e9).abs() < 1e-15
+    );
     // Memory: weights 6,738,415,616 · 2 bytes; KV cache 2·32·2049·4096·2 bytes in decode.
     assert_eq!(decode["memory"]["weights_bytes"], 13_476_831_232.0);
     assert_eq!(
@@ -70,29 +82,37 @@ fn analyze_json_has_the_documented_schema_and_hand_checked_numbers() {
     for s in [prefill, decode] {
         let sum: f64 = s["ops"]
             .as_array()
-            .unwrap()
+            .ok_or("expected a value, got None")?
             .iter()
             .map(|o| o["flops"].as_f64().unwrap() * o["count"].as_f64().unwrap())
             .sum();
-        assert!((s["totals"]["flops"].as_f64().unwrap() - sum).abs() <= sum * 1e-12);
+        assert!(
+            (s["totals"]["flops"]
+                .as_f64()
+                .ok_or("expected a value, got None")?
+                - sum)
+                .abs()
+                <= sum * 1e-12
+        );
     }
+    Ok(())
 }
 
 #[test]
-fn analyze_csv_has_one_row_per_operator() {
+fn analyze_csv_has_one_row_per_operator() -> Result<(), Box<dyn std::error::Error>> {
     let out = roofline()
         .args(["analyze", "--stage", "decode", "--format", "csv"])
-        .output()
-        .unwrap();
+        .output()?;
     assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = String::from_utf8(out.stdout)?;
     let mut lines = text.lines();
     assert!(lines
         .next()
-        .unwrap()
+        .ok_or("expected a value, got None")?
         .starts_with("model,hardware,stage,batch"));
     // 21 operators: embedding, 18 per block (unfused attention), final norm, lm_head.
     assert_eq!(lines.count(), 21);
+    Ok(())
 }
 
 #[test]
@@ -241,8 +261,8 @@ fn a_model_that_does_not_fit_is_flagged() {
 }
 
 #[test]
-fn every_shared_config_runs_in_both_stages() {
-    for dir in std::fs::read_dir(shared("models")).unwrap().flatten() {
+fn every_shared_config_runs_in_both_stages() -> Result<(), Box<dyn std::error::Error>> {
+    for dir in std::fs::read_dir(shared("models"))?.flatten() {
         let cfg = dir.path().join("config.json");
         if !cfg.exists() {
             continue;
@@ -262,6 +282,7 @@ fn every_shared_config_runs_in_both_stages() {
             .success()
             .stdout(predicate::str::contains("lm_head"));
     }
+    Ok(())
 }
 
 #[test]

@@ -6,7 +6,7 @@ use common::{json_of, roofline};
 use predicates::prelude::*;
 
 #[test]
-fn analyze_fusion_presets_report_kernels_per_layer() {
+fn analyze_fusion_presets_report_kernels_per_layer() -> Result<(), Box<dyn std::error::Error>> {
     for (preset, kernels) in [("eager", 18), ("compiled", 13), ("max", 5)] {
         let v = json_of(&[
             "analyze",
@@ -16,7 +16,7 @@ fn analyze_fusion_presets_report_kernels_per_layer() {
             "--fusion",
             preset,
         ]);
-        for s in v["stages"].as_array().unwrap() {
+        for s in v["stages"].as_array().ok_or("expected a value, got None")? {
             let f = &s["fusion"];
             assert_eq!(f["before"]["kernels_per_layer"], 18);
             assert_eq!(f["after"]["kernels_per_layer"], kernels, "{preset}");
@@ -30,10 +30,11 @@ fn analyze_fusion_presets_report_kernels_per_layer() {
         .success()
         .stdout(predicate::str::contains("regime: launch-bound"))
         .stdout(predicate::str::contains("before, per layer"));
+    Ok(())
 }
 
 #[test]
-fn launch_overhead_override() {
+fn launch_overhead_override() -> Result<(), Box<dyn std::error::Error>> {
     // Eager decode: 18·32 + 3 = 579 kernels × 7 µs.
     let v = json_of(&[
         "analyze",
@@ -46,16 +47,17 @@ fn launch_overhead_override() {
     ]);
     let l = v["stages"][0]["fusion"]["before"]["launch_overhead_s"]
         .as_f64()
-        .unwrap();
+        .ok_or("expected a value, got None")?;
     assert!((l - 579.0 * 7e-6).abs() < 1e-12);
     roofline()
         .args(["analyze", "--launch-overhead", "7 parsecs"])
         .assert()
         .code(2);
+    Ok(())
 }
 
 #[test]
-fn seed_chain_bytes_and_feasibility() {
+fn seed_chain_bytes_and_feasibility() -> Result<(), Box<dyn std::error::Error>> {
     let v = json_of(&[
         "fuse",
         "--chain",
@@ -72,10 +74,18 @@ fn seed_chain_bytes_and_feasibility() {
         "h100-sxm",
     ]);
     let (t, d, f, b) = (2048.0, 4096.0, 11008.0, 2.0);
-    let sep = v["separate"]["bytes_read"].as_f64().unwrap()
-        + v["separate"]["bytes_written"].as_f64().unwrap();
-    let fused =
-        v["fused"]["bytes_read"].as_f64().unwrap() + v["fused"]["bytes_written"].as_f64().unwrap();
+    let sep = v["separate"]["bytes_read"]
+        .as_f64()
+        .ok_or("expected a value, got None")?
+        + v["separate"]["bytes_written"]
+            .as_f64()
+            .ok_or("expected a value, got None")?;
+    let fused = v["fused"]["bytes_read"]
+        .as_f64()
+        .ok_or("expected a value, got None")?
+        + v["fused"]["bytes_written"]
+            .as_f64()
+            .ok_or("expected a value, got None")?;
     assert_eq!(sep, b * (4.0 * t * d + 4.0 * t * f + 2.0 * d * f + d));
     assert_eq!(fused, b * (2.0 * t * d + 2.0 * d * f + d));
     // 16 tokens × 11008 × 2 B + 4 weight tiles of 64×64×2 B = 385,024 B > 228 KiB.
@@ -96,6 +106,7 @@ fn seed_chain_bytes_and_feasibility() {
         .assert()
         .success()
         .stdout(predicate::str::contains("fits: the fusion applies"));
+    Ok(())
 }
 
 #[test]
@@ -133,8 +144,8 @@ fn bad_chain_is_bad_input() {
 }
 
 #[test]
-fn fused_kernels_are_their_own_points_on_the_plot() {
-    let dir = tempfile::tempdir().unwrap();
+fn fused_kernels_are_their_own_points_on_the_plot() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
     let svg = dir.path().join("fused.svg");
     roofline()
         .args([
@@ -148,7 +159,7 @@ fn fused_kernels_are_their_own_points_on_the_plot() {
         .arg(&svg)
         .assert()
         .success();
-    let text = std::fs::read_to_string(&svg).unwrap();
+    let text = std::fs::read_to_string(&svg)?;
     // `max` leaves 5 kernels per block, each of two or more operators, in each stage.
     assert_eq!(
         text.matches("data-stage=\"fused prefill\" data-name")
@@ -160,4 +171,5 @@ fn fused_kernels_are_their_own_points_on_the_plot() {
             .count(),
         5
     );
+    Ok(())
 }

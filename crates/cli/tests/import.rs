@@ -62,7 +62,7 @@ fn every_sample_imports() {
 }
 
 #[test]
-fn ncu_triad_on_the_h200_by_hand() {
+fn ncu_triad_on_the_h200_by_hand() -> Result<(), Box<dyn std::error::Error>> {
     // 134.22 + 67.11 Mbyte = 201.33e6 B in 52.10 µs; H200 4.8 TB/s: roofline time
     // 201.33e6 / 4.8e12 = 41.94375 µs, 80.51 % of the roof, 10.15625 µs lost; AI =
     // 33,554,432 / 201.33e6 = 0.1667 < ridge (67e12 / 4.8e12 = 13.96): memory-bound.
@@ -74,9 +74,13 @@ fn ncu_triad_on_the_h200_by_hand() {
     assert!(close(&k["fraction_of_roof"], 201.33e6 / 4.8e12 / 52.10e-6));
     assert!(close(&k["time_lost_s"], 52.10e-6 - 201.33e6 / 4.8e12));
     assert_eq!(k["regime"], "memory");
-    assert!(k["advice"].as_str().unwrap().contains("fuse"));
+    assert!(k["advice"]
+        .as_str()
+        .ok_or("expected a value, got None")?
+        .contains("fuse"));
     assert_eq!(v["kind"], "profile");
     assert_eq!(v["hardware"]["id"], "h200");
+    Ok(())
 }
 
 #[test]
@@ -102,7 +106,7 @@ fn hta_gemm_on_the_a100_by_hand() {
 }
 
 #[test]
-fn an_empirical_roof_is_a_hardware_and_a_chip_file() {
+fn an_empirical_roof_is_a_hardware_and_a_chip_file() -> Result<(), Box<dyn std::error::Error>> {
     // The triad under the GTX 1060's mixbench roof: bandwidth 166.23 GB/s.
     let v = json_of(&[
         "import",
@@ -113,10 +117,10 @@ fn an_empirical_roof_is_a_hardware_and_a_chip_file() {
     assert!(close(&v["kernels"][0]["bandwidth_bytes_per_s"], 166.23e9));
     assert!(v["hardware"]["name"]
         .as_str()
-        .unwrap()
+        .ok_or("expected a value, got None")?
         .contains("GeForce GTX 1060"));
     // --write-chip, then analyze on it: fp64 peak 288.33 GFLOP/s, DRAM 68.76 GB/s.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir()?;
     let chip = dir.path().join("ert.toml");
     roofline()
         .args(["import", &samples("ert_roofline.json"), "--write-chip"])
@@ -127,8 +131,7 @@ fn an_empirical_roof_is_a_hardware_and_a_chip_file() {
         .args(["hardware", "show"])
         .arg(&chip)
         .args(["--format", "json"])
-        .output()
-        .unwrap();
+        .output()?;
     assert!(
         shown.status.success(),
         "{}",
@@ -143,16 +146,20 @@ fn an_empirical_roof_is_a_hardware_and_a_chip_file() {
         text.contains("68760000000") || text.contains("6.876e10"),
         "{text}"
     );
+    Ok(())
 }
 
 #[test]
-fn cpu_trace_kernels_are_the_outermost_costed_operators() {
+fn cpu_trace_kernels_are_the_outermost_costed_operators() -> Result<(), Box<dyn std::error::Error>>
+{
     // SYNTHETIC_small_llama_cpu_trace.json: per block 6 + 6 norm pieces, 7 linears, 2 matmuls,
     // softmax, silu, mul, 2 residual adds, 10 rotary pieces (mul, neg, cat, mul, add for q and
     // k), a scale mul, a mask add, 3 clones = 41; 4 blocks = 164; plus embedding, 4 rotary
     // table ops (matmul, cat, cos, sin), the final norm's 6 and lm_head = 12: 176.
     let v = json_of(&["import", &fixture(TRACE)]);
-    let kernels = v["kernels"].as_array().unwrap();
+    let kernels = v["kernels"]
+        .as_array()
+        .ok_or("expected a value, got None")?;
     assert_eq!(kernels.len(), 176);
     assert_eq!(v["steps"], 1);
     // No roof: ranked by duration, the longest first: up_proj, 201 µs.
@@ -160,10 +167,12 @@ fn cpu_trace_kernels_are_the_outermost_costed_operators() {
     assert_eq!(kernels[0]["name"], "aten::linear");
     assert_eq!(kernels[0]["taken_for"], "gemm m=64 n=688 k=256 fp32");
     assert!(kernels[0]["fraction_of_roof"].is_null());
+    Ok(())
 }
 
 #[test]
-fn analyze_with_profile_prints_predicted_against_measured() {
+fn analyze_with_profile_prints_predicted_against_measured() -> Result<(), Box<dyn std::error::Error>>
+{
     // Durations written in scripts/small-llama/synthetic_trace.py: q_proj 100 µs and o_proj
     // 90 µs per block (same shape, told apart by order), 4 blocks; input_layernorm 5+6+3+2+7+8
     // = 31 µs, post_attention_layernorm 32, final norm 33; lm_head 30.
@@ -182,7 +191,9 @@ fn analyze_with_profile_prints_predicted_against_measured() {
         &fixture(TRACE),
     ];
     let v = json_of(&args);
-    let rows = v["stages"][0]["rows"].as_array().unwrap();
+    let rows = v["stages"][0]["rows"]
+        .as_array()
+        .ok_or("expected a value, got None")?;
     let m = |name: &str| {
         rows.iter()
             .find(|r| r["name"] == name)
@@ -214,10 +225,12 @@ fn analyze_with_profile_prints_predicted_against_measured() {
         .stdout(predicate::str::contains("q_proj"))
         .stdout(predicate::str::contains("400.0 µs"))
         .stderr("");
+    Ok(())
 }
 
 #[test]
-fn real_cpu_trace_predicted_against_measured_on_the_measured_cpu_roof() {
+fn real_cpu_trace_predicted_against_measured_on_the_measured_cpu_roof(
+) -> Result<(), Box<dyn std::error::Error>> {
     // small-llama-cpu-trace.json, one prefill of 64 tokens on this CPU, joined to the same
     // model on scripts/small-llama/this-cpu.toml (fp32 79.53479896399232 GFLOP/s, DRAM
     // 10.116817117473637 GB/s). Durations read from the trace, one event a line:
@@ -245,7 +258,9 @@ fn real_cpu_trace_predicted_against_measured_on_the_measured_cpu_roof() {
     let v = json_of(&args);
     let stage = &v["stages"][0];
     assert_eq!(stage["steps"], 1);
-    let rows = stage["rows"].as_array().unwrap();
+    let rows = stage["rows"]
+        .as_array()
+        .ok_or("expected a value, got None")?;
     let row = |name: &str| {
         rows.iter()
             .find(|r| r["name"] == name)
@@ -290,11 +305,12 @@ fn real_cpu_trace_predicted_against_measured_on_the_measured_cpu_roof() {
         .success()
         .stdout(predicate::str::contains("186 kernel(s)"))
         .stderr("");
+    Ok(())
 }
 
 #[test]
-fn report_with_profile_has_the_section() {
-    let dir = tempfile::tempdir().unwrap();
+fn report_with_profile_has_the_section() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
     let html = dir.path().join("r.html");
     roofline()
         .args([
@@ -315,50 +331,52 @@ fn report_with_profile_has_the_section() {
         .arg(&html)
         .assert()
         .success();
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = std::fs::read_to_string(&html)?;
     assert!(page.contains("id=\"profile\""));
     assert!(page.contains("Profile: predicted against measured"));
     assert!(page.contains("id=\"profile-join-prefill\""));
     assert!(page.contains("<tr data-name=\"q_proj\"><td>q_proj</td><td>4</td>"));
     assert!(page.find("id=\"profile\"") < page.find("<footer"));
+    Ok(())
 }
 
 #[test]
-fn plot_of_a_profile() {
-    let dir = tempfile::tempdir().unwrap();
+fn plot_of_a_profile() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
     let svg = dir.path().join("k.svg");
     roofline()
         .args(["import", &samples(NCU), "--hardware", "h200", "--plot"])
         .arg(&svg)
         .assert()
         .success();
-    let s = std::fs::read_to_string(&svg).unwrap();
+    let s = std::fs::read_to_string(&svg)?;
     assert!(s.contains("<svg") && s.contains("triad_kernel"));
+    Ok(())
 }
 
 #[test]
-fn bad_files_exit_2_naming_line_or_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let write = |name: &str, text: &str| {
+fn bad_files_exit_2_naming_line_or_field() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let write = |name: &str, text: &str| -> std::io::Result<String> {
         let p = dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p.display().to_string()
+        std::fs::write(&p, text)?;
+        Ok(p.display().to_string())
     };
     // A trace cut short.
-    let full = std::fs::read_to_string(fixture(TRACE)).unwrap();
-    let cut = write("cut.json", &full[..2000]);
+    let full = std::fs::read_to_string(fixture(TRACE))?;
+    let cut = write("cut.json", &full[..2000])?;
     bad_input(&["import", &cut], "truncated");
     // A trace with no kernels and no operators.
     let empty = write(
         "none.json",
         r#"{"traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","ts":1,"dur":2}]}"#,
-    );
+    )?;
     bad_input(&["import", &empty], "no `kernel` and no `cpu_op`");
     // ncu: wrong columns, unknown unit, truncated row.
-    let cols = write("cols.csv", "\"Kernel\",\"Time\"\n\"a\",\"1\"\n");
+    let cols = write("cols.csv", "\"Kernel\",\"Time\"\n\"a\",\"1\"\n")?;
     bad_input(&["import", &cols], "line 1: the header has no `ID` column");
-    let csv = std::fs::read_to_string(samples(NCU)).unwrap();
-    let unit = write("unit.csv", &csv.replace("\"usecond\"", "\"fortnight\""));
+    let csv = std::fs::read_to_string(samples(NCU))?;
+    let unit = write("unit.csv", &csv.replace("\"usecond\"", "\"fortnight\""))?;
     bad_input(
         &["import", &unit],
         "line 7: metric `gpu__time_duration.sum`: unknown unit `fortnight`",
@@ -367,15 +385,15 @@ fn bad_files_exit_2_naming_line_or_field() {
     let trunc = write(
         "trunc.csv",
         &format!("{}\n{}", lines[..6].join("\n"), &lines[6][..60]),
-    );
+    )?;
     bad_input(&["import", &trunc], "line 7");
     // mixbench cut inside its table.
-    let mix = std::fs::read_to_string(samples("mixbench_cuda_ro_GTX-1060.log")).unwrap();
+    let mix = std::fs::read_to_string(samples("mixbench_cuda_ro_GTX-1060.log"))?;
     let cut_mix: String = mix.lines().take(26).collect::<Vec<_>>().join("\n") + "\n 1, 0.75,";
-    let m = write("mix.log", &cut_mix);
+    let m = write("mix.log", &cut_mix)?;
     bad_input(&["import", &m], "line 27");
     // Not a known format; a missing file.
-    let txt = write("x.txt", "hello\n");
+    let txt = write("x.txt", "hello\n")?;
     bad_input(&["import", &txt], "not a format roofline imports");
     bad_input(&["import", "/nonexistent/p.json"], "cannot read");
     // Flags that do not fit the file.
@@ -408,4 +426,5 @@ fn bad_files_exit_2_naming_line_or_field() {
         ],
         "no operator shapes",
     );
+    Ok(())
 }

@@ -10,8 +10,8 @@ use roofline_core::device::MemoryKind;
 use roofline_core::precision::Precision;
 
 #[test]
-fn quick_measure_writes_a_chip_file_that_analyze_reads() {
-    let dir = tempfile::tempdir().unwrap();
+fn quick_measure_writes_a_chip_file_that_analyze_reads() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
     let chip = dir.path().join("host.toml");
     let plot = dir.path().join("host.svg");
     let out = roofline()
@@ -35,11 +35,11 @@ fn quick_measure_writes_a_chip_file_that_analyze_reads() {
         .clone();
 
     // The JSON: schema version, peaks at one and all threads, levels with main memory last.
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out)?;
     assert_eq!(v["schema_version"], 1);
-    let threads = v["threads"].as_u64().unwrap();
+    let threads = v["threads"].as_u64().ok_or("expected a value, got None")?;
     assert!(threads >= 1);
-    let peaks = v["peaks"].as_array().unwrap();
+    let peaks = v["peaks"].as_array().ok_or("expected a value, got None")?;
     for p in ["fp64", "fp32"] {
         for t in [1, threads] {
             assert!(
@@ -50,27 +50,37 @@ fn quick_measure_writes_a_chip_file_that_analyze_reads() {
             );
         }
     }
-    let levels = v["levels"].as_array().unwrap();
-    assert_eq!(levels.last().unwrap()["kind"], "main");
-    assert!(v["method"].as_str().unwrap().contains("median"));
+    let levels = v["levels"].as_array().ok_or("expected a value, got None")?;
+    assert_eq!(
+        levels.last().ok_or("expected a value, got None")?["kind"],
+        "main"
+    );
+    assert!(v["method"]
+        .as_str()
+        .ok_or("expected a value, got None")?
+        .contains("median"));
     // A 16 KiB to 32 MiB sweep in 2× steps: 12 sizes × 3 kernels, minus any rejected.
-    let sweep = v["sweep"].as_array().unwrap();
+    let sweep = v["sweep"].as_array().ok_or("expected a value, got None")?;
     assert!(!sweep.is_empty() && sweep.len() <= 36, "{}", sweep.len());
 
     // The chip file reads back through the catalog's parser.
-    let d = roofline_inputs::hardware::find_device(chip.to_str().unwrap()).unwrap();
+    let d =
+        roofline_inputs::hardware::find_device(chip.to_str().ok_or("expected a value, got None")?)?;
     assert_eq!(d.id, "host");
     for p in [Precision::Fp64, Precision::Fp32, Precision::Bf16] {
-        assert!(d.peak(p).unwrap().get() > 0.0, "{p}");
+        assert!(d.peak(p)?.get() > 0.0, "{p}");
     }
-    assert!(d.bandwidth().unwrap().get() > 0.0);
+    assert!(d.bandwidth()?.get() > 0.0);
     assert_eq!(d.memory[0].kind, MemoryKind::Main);
-    let src = &d.peak_cited(Precision::Fp32).unwrap().source;
+    let src = &d
+        .peak_cited(Precision::Fp32)
+        .ok_or("expected a value, got None")?
+        .source;
     assert!(src.contains("measured by `roofline measure`"), "{src}");
     assert!(d.launch_overhead.value.get() > 0.0);
 
     // The hierarchical plot is an SVG with a labelled roof per level.
-    let svg = std::fs::read_to_string(&plot).unwrap();
+    let svg = std::fs::read_to_string(&plot)?;
     assert!(svg.starts_with("<svg") && svg.contains("roof-label") && svg.contains("DRAM"));
 
     // `analyze` with the default precision (bf16) runs on it.
@@ -82,7 +92,7 @@ fn quick_measure_writes_a_chip_file_that_analyze_reads() {
         .stdout(contains("llama-2-7b"));
 
     // A second run does not overwrite the file, and says so before measuring.
-    let before = std::fs::read(&chip).unwrap();
+    let before = std::fs::read(&chip)?;
     roofline()
         .args(["measure", "--quick", "--out"])
         .arg(&chip)
@@ -90,7 +100,8 @@ fn quick_measure_writes_a_chip_file_that_analyze_reads() {
         .code(2)
         .stderr(contains("already exists"))
         .stderr(contains("--force"));
-    assert_eq!(std::fs::read(&chip).unwrap(), before);
+    assert_eq!(std::fs::read(&chip)?, before);
+    Ok(())
 }
 
 #[test]

@@ -93,7 +93,7 @@ fn one_step_and_the_outermost_costed_operators() {
 }
 
 #[test]
-fn linears_carry_their_input_dims_and_duration() {
+fn linears_carry_their_input_dims_and_duration() -> Result<(), Box<dyn std::error::Error>> {
     // `grep -n '"name":"aten::linear"'`: 29 events, every one with Input type
     // ["float","float",""] (no bias). Input Dims, in file order per block: q_proj
     // [[1,64,256],[256,256],[]], k_proj and v_proj [[1,64,256],[128,256],[]], o_proj as q_proj,
@@ -125,14 +125,24 @@ fn linears_carry_their_input_dims_and_duration() {
     // (64·256 + 256·256)·4 = 327,680 B, writes 64·256·4 = 65,536 B.
     let q = lin[0];
     assert!(close(q.duration.get(), 229.55e-6));
-    assert_eq!(q.op.as_ref().unwrap().instance, Some(7797));
+    assert_eq!(
+        q.op.as_ref().ok_or("expected a value, got None")?.instance,
+        Some(7797)
+    );
     assert_eq!(q.total_flops().get(), 8_388_608.0);
-    assert_eq!(q.bytes_read.unwrap().get(), 327_680.0);
-    assert_eq!(q.bytes_written.unwrap().get(), 65_536.0);
+    assert_eq!(
+        q.bytes_read.ok_or("expected a value, got None")?.get(),
+        327_680.0
+    );
+    assert_eq!(
+        q.bytes_written.ok_or("expected a value, got None")?.get(),
+        65_536.0
+    );
     assert_eq!(q.compute, Some(Compute::Matrix(Precision::Fp32)));
     assert_eq!(q.shaped_as.as_deref(), Some("gemm m=64 n=256 k=256 fp32"));
     // Line 1140, lm_head: dur 147.667.
     assert!(close(lin[28].duration.get(), 147.667e-6));
+    Ok(())
 }
 
 #[test]

@@ -39,7 +39,8 @@ fn cost(g: &OpGraph, name: &str) -> Cost {
 }
 
 #[test]
-fn every_shared_config_parses_and_counts_match_the_readme() {
+fn every_shared_config_parses_and_counts_match_the_readme() -> Result<(), Box<dyn std::error::Error>>
+{
     // (folder, total, active) from shared/models/README.md, "computed" column.
     let table: [(&str, u64, u64); 11] = [
         ("meta-llama--Llama-2-7b-hf", 6_738_415_616, 6_738_415_616),
@@ -72,7 +73,7 @@ fn every_shared_config_parses_and_counts_match_the_readme() {
         ("deepseek-ai--DeepSeek-V3", 671_000_000_000, 37_000_000_000),
     ];
     for (folder, total, active) in table {
-        let m = load_model(&shared(&format!("models/{folder}/config.json"))).unwrap();
+        let m = load_model(&shared(&format!("models/{folder}/config.json")))?;
         let tol = if folder.contains("DeepSeek") {
             0.02
         } else {
@@ -90,13 +91,14 @@ fn every_shared_config_parses_and_counts_match_the_readme() {
             m.active_parameters()
         );
     }
+    Ok(())
 }
 
 #[test]
-fn deepseek_v3_counts_by_hand() {
+fn deepseek_v3_counts_by_hand() -> Result<(), Box<dyn std::error::Error>> {
     // d 7168, 61 layers (3 dense, 58 MoE), 128 heads, MLA: q_lora 1536, kv_lora 512, nope 128,
     // rope 64, v 128; 256 routed experts + 1 shared of 2048, top 8; dense ffn 18432; V 129280.
-    let m = load_model("deepseek-v3").unwrap();
+    let m = load_model("deepseek-v3")?;
     let d = 7168u64;
     let attn = d * 1536 + 1536 + 1536 * 128 * 192 + d * 576 + 512 + 512 * 128 * 256 + 128 * 128 * d;
     assert_eq!(attn, 187_107_328);
@@ -108,10 +110,11 @@ fn deepseek_v3_counts_by_hand() {
     assert_eq!(m.parameters(), 671_026_419_200);
     let moe_active = attn + d * 256 + 256 + (8 + 1) * expert + 2 * d;
     assert_eq!(m.active_parameters(), 3 * dense + 58 * moe_active + emb);
+    Ok(())
 }
 
 #[test]
-fn kv_cache_bytes_per_token() {
+fn kv_cache_bytes_per_token() -> Result<(), Box<dyn std::error::Error>> {
     // Per token per layer in bf16: MLA 512 + 64 = 576 elements = 1,152 B; Mixtral GQA
     // 2·8·128·2 = 4,096 B; GPT-2 2·12·64·2 = 3,072 B; Llama-2-7B 2·32·128·2 = 16,384 B.
     for (id, per_layer) in [
@@ -121,15 +124,16 @@ fn kv_cache_bytes_per_token() {
         ("llama-2-7b", 16384.0),
         ("qwen3-30b-a3b", 2.0 * 4.0 * 128.0 * 2.0),
     ] {
-        let m = load_model(id).unwrap();
+        let m = load_model(id)?;
         let b = m.kv_cache_bytes(1, 1, Precision::Bf16).get();
         assert_eq!(b, per_layer * m.layers as f64, "{id}");
     }
+    Ok(())
 }
 
 #[test]
-fn mixtral_decode_reads_only_the_chosen_experts() {
-    let m = load_model("mixtral-8x7b").unwrap();
+fn mixtral_decode_reads_only_the_chosen_experts() -> Result<(), Box<dyn std::error::Error>> {
+    let m = load_model("mixtral-8x7b")?;
     // Batch 1: k = 2 experts; w1 = 2·1·2·14336·4096 FLOP and reads 2 experts' 4096×14336 bf16.
     let g = build_graph(&m, &decode(4096, 1));
     let w1 = cost(&g, "experts.w1");
@@ -142,20 +146,33 @@ fn mixtral_decode_reads_only_the_chosen_experts() {
     let w1 = cost(&g, "experts.w1");
     let expect = 8.0 * 2.0 * 4096.0 * 2.0 + u * 4096.0 * 14336.0 * 2.0;
     assert!((w1.bytes_read.get() - expect).abs() < 1.0);
-    assert_eq!(g.find("gate").unwrap().scope, Scope::Layer);
+    assert_eq!(
+        g.find("gate").ok_or("expected a value, got None")?.scope,
+        Scope::Layer
+    );
+    Ok(())
 }
 
 #[test]
-fn deepseek_dense_and_moe_blocks_are_counted_apart() {
-    let m = load_model("deepseek-v3").unwrap();
+fn deepseek_dense_and_moe_blocks_are_counted_apart() -> Result<(), Box<dyn std::error::Error>> {
+    let m = load_model("deepseek-v3")?;
     let g = build_graph(&m, &decode(4096, 1));
-    assert_eq!(g.find("gate_proj").unwrap().scope, Scope::Blocks(3));
     assert_eq!(
-        g.find("experts.gate_proj").unwrap().scope,
+        g.find("gate_proj")
+            .ok_or("expected a value, got None")?
+            .scope,
+        Scope::Blocks(3)
+    );
+    assert_eq!(
+        g.find("experts.gate_proj")
+            .ok_or("expected a value, got None")?
+            .scope,
         Scope::Blocks(58)
     );
     assert_eq!(
-        g.find("shared_experts.gate_proj").unwrap().scope,
+        g.find("shared_experts.gate_proj")
+            .ok_or("expected a value, got None")?
+            .scope,
         Scope::Blocks(58)
     );
     // Absorbed decode reads the 576-wide latent cache once for all 128 heads:
@@ -164,13 +181,14 @@ fn deepseek_dense_and_moe_blocks_are_counted_apart() {
     assert_eq!(qk.bytes_read.get(), (128.0 * 576.0 + 4097.0 * 576.0) * 2.0);
     assert_eq!(qk.flops.get(), 2.0 * 128.0 * 4097.0 * 576.0);
     // KV cache: 61 layers · 4097 tokens · 1,152 B.
-    let a = analyze(&m, &decode(4096, 1), &find_device("h100-sxm").unwrap()).unwrap();
+    let a = analyze(&m, &decode(4096, 1), &find_device("h100-sxm")?)?;
     assert_eq!(a.memory.kv_cache.get(), 61.0 * 4097.0 * 1152.0);
+    Ok(())
 }
 
 #[test]
-fn deepseek_prefill_expands_the_latent() {
-    let m = load_model("deepseek-v3").unwrap();
+fn deepseek_prefill_expands_the_latent() -> Result<(), Box<dyn std::error::Error>> {
+    let m = load_model("deepseek-v3")?;
     let w = Workload {
         stage: Stage::Prefill,
         seq_len: 1024,
@@ -187,11 +205,12 @@ fn deepseek_prefill_expands_the_latent() {
         cost(&g, "qk_matmul").flops.get(),
         2.0 * 128.0 * 1024.0 * 1024.0 * 192.0
     );
+    Ok(())
 }
 
 #[test]
-fn gpt2_fused_c_attn_learned_positions_tied_head() {
-    let m = load_model("gpt2").unwrap();
+fn gpt2_fused_c_attn_learned_positions_tied_head() -> Result<(), Box<dyn std::error::Error>> {
+    let m = load_model("gpt2")?;
     let w = Workload {
         stage: Stage::Prefill,
         seq_len: 1024,
@@ -213,11 +232,12 @@ fn gpt2_fused_c_attn_learned_positions_tied_head() {
         .sum();
     let non_emb = m.non_embedding_parameters() as f64;
     assert!(flops / 1024.0 > 2.0 * non_emb, "{}", flops / 1024.0);
+    Ok(())
 }
 
 #[test]
-fn opt_names_and_relu() {
-    let m = load_model("opt-6.7b").unwrap();
+fn opt_names_and_relu() -> Result<(), Box<dyn std::error::Error>> {
+    let m = load_model("opt-6.7b")?;
     let g = build_graph(&m, &decode(100, 1));
     for n in ["q_proj", "out_proj", "fc1", "fc2", "embed_positions"] {
         assert!(g.find(n).is_some(), "{n}");
@@ -227,15 +247,16 @@ fn opt_names_and_relu() {
         cost(&g, "fc1").flops.get(),
         2.0 * 4096.0 * 16384.0 + 16384.0
     );
+    Ok(())
 }
 
 #[test]
-fn sliding_window_caps_the_cache_and_the_keys() {
+fn sliding_window_caps_the_cache_and_the_keys() -> Result<(), Box<dyn std::error::Error>> {
     // Mistral-7B's key fields (shared/models/README.md table) with sliding_window 4096.
     let cfg = r#"{"architectures":["MistralForCausalLM"],"hidden_size":4096,"num_hidden_layers":32,
         "num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,
         "vocab_size":32000,"sliding_window":4096}"#;
-    let m = parse_config(cfg, "mistral", "mistral").unwrap();
+    let m = parse_config(cfg, "mistral", "mistral")?;
     assert_eq!(m.parameters(), 7_241_732_096);
     let g = build_graph(&m, &decode(16384, 1));
     // Decode at context 16,384 attends only the 4,096 cached keys: K read 8·4096·128·2 B.
@@ -261,17 +282,18 @@ fn sliding_window_caps_the_cache_and_the_keys() {
         cost(&g, "attention").flops.get(),
         32.0 * pairs * (4.0 * 128.0 + 7.0)
     );
+    Ok(())
 }
 
 #[test]
-fn weight_only_and_w8a8_quantization() {
-    let m = load_model("llama-2-7b").unwrap();
-    let h100 = find_device("h100-sxm").unwrap();
+fn weight_only_and_w8a8_quantization() -> Result<(), Box<dyn std::error::Error>> {
+    let m = load_model("llama-2-7b")?;
+    let h100 = find_device("h100-sxm")?;
     // int4 weights, an fp16 scale and fp16 zero point per 128 weights: 0.5 + 4/128 B per weight.
     let mut w = decode(2048, 1);
     w.precisions.weight = Precision::Int4;
     w.precisions.weight_scale_bytes = (2.0 + 2.0) / 128.0;
-    let a = analyze(&m, &w, &h100).unwrap();
+    let a = analyze(&m, &w, &h100)?;
     let q = a.rows.iter().find(|r| r.name == "q_proj").unwrap();
     assert_eq!(
         q.cost.bytes_read.get(),
@@ -283,19 +305,20 @@ fn weight_only_and_w8a8_quantization() {
     let mut w = decode(2048, 1);
     w.precisions.weight = Precision::Int8;
     w.precisions.gemm_act = Some(Precision::Int8);
-    let a = analyze(&m, &w, &h100).unwrap();
+    let a = analyze(&m, &w, &h100)?;
     let q = a.rows.iter().find(|r| r.name == "q_proj").unwrap();
     assert_eq!(q.peak().get(), 1979e12);
     assert_eq!(q.cost.bytes_read.get(), 4096.0 + 4096.0 * 4096.0);
     // An fp8 KV cache halves the cache: 2·32·2049·4096·1 B.
     let mut w = decode(2048, 1);
     w.precisions.kv = Precision::Fp8;
-    let a = analyze(&m, &w, &h100).unwrap();
+    let a = analyze(&m, &w, &h100)?;
     assert_eq!(a.memory.kv_cache.get(), 2.0 * 32.0 * 2049.0 * 4096.0);
+    Ok(())
 }
 
 #[test]
-fn missing_and_unknown_fields_are_named() {
+fn missing_and_unknown_fields_are_named() -> Result<(), Box<dyn std::error::Error>> {
     let e = parse_config(
         r#"{"architectures":["DeepseekV3ForCausalLM"],"hidden_size":7168,"num_hidden_layers":61,
         "num_attention_heads":128,"intermediate_size":18432,"vocab_size":129280}"#,
@@ -318,11 +341,17 @@ fn missing_and_unknown_fields_are_named() {
     .unwrap_err();
     assert!(e.message.contains("`num_experts_per_tok`"), "{}", e.message);
     let e = parse_config(r#"{"architectures":["FalconForCausalLM"]}"#, "f.json", "f").unwrap_err();
-    assert!(e.message.contains("`architectures`") && e.hint.unwrap().contains("OPTForCausalLM"));
+    assert!(
+        e.message.contains("`architectures`")
+            && e.hint
+                .ok_or("expected a value, got None")?
+                .contains("OPTForCausalLM")
+    );
+    Ok(())
 }
 
 #[test]
-fn every_preset_fits_the_allocation_free_node_list() {
+fn every_preset_fits_the_allocation_free_node_list() -> Result<(), Box<dyn std::error::Error>> {
     // DeepSeek-V3 in prefill, by hand: embed_tokens; per block input_layernorm, q_a_proj,
     // q_a_layernorm, q_b_proj, kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, rotary_emb,
     // kv_cache_write, qk_matmul, softmax, sv_matmul, o_proj, attn_residual_add,
@@ -335,7 +364,7 @@ fn every_preset_fits_the_allocation_free_node_list() {
     use roofline_core::graph::MAX_NODES;
     let mut deepseek = Vec::new();
     for id in roofline_inputs::config::preset_ids() {
-        let m = load_model(id).unwrap();
+        let m = load_model(id)?;
         for stage in [Stage::Prefill, Stage::Decode] {
             for flash in [false, true] {
                 let w = Workload {
@@ -344,7 +373,7 @@ fn every_preset_fits_the_allocation_free_node_list() {
                     seq_len: if stage == Stage::Prefill { 2048 } else { 1 },
                     ..decode(2048, 1)
                 };
-                let c = node_costs(&m, &w).unwrap();
+                let c = node_costs(&m, &w)?;
                 let g = build_graph(&m, &w);
                 assert_eq!(c.nodes().len(), g.nodes.len(), "{id} {stage:?}");
                 assert!(g.nodes.len() <= MAX_NODES, "{id} {stage:?}");
@@ -356,4 +385,5 @@ fn every_preset_fits_the_allocation_free_node_list() {
         }
     }
     assert_eq!(deepseek, [37, 38]);
+    Ok(())
 }

@@ -289,7 +289,7 @@ fn check_databricks_mbu(r: &Row) {
 }
 
 #[test]
-fn csv_peaks_are_the_catalogs_dense_peaks() {
+fn csv_peaks_are_the_catalogs_dense_peaks() -> Result<(), Box<dyn std::error::Error>> {
     // (device_type prefix, catalog id, precision of the stated runs)
     let chips = [
         ("NVIDIA A100", "a100-sxm-80gb", Precision::Bf16),
@@ -303,7 +303,7 @@ fn csv_peaks_are_the_catalogs_dense_peaks() {
         };
         let dev = r.s("device_type");
         if let Some((_, id, p)) = chips.iter().find(|(prefix, _, _)| dev.starts_with(prefix)) {
-            let catalog = find_device(id).unwrap().peak(*p).unwrap().get();
+            let catalog = find_device(id)?.peak(*p)?.get();
             assert_eq!(peak, catalog, "{}: {dev}", r.model());
             seen += 1;
         } else {
@@ -312,4 +312,5 @@ fn csv_peaks_are_the_catalogs_dense_peaks() {
         }
     }
     assert_eq!(seen, 17);
+    Ok(())
 }
