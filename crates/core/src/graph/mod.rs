@@ -81,7 +81,11 @@ impl Tensor {
     /// nothing writes it) to its last reader (its writer when nothing reads it).
     #[inline(always)]
     pub fn alive(&self) -> (usize, usize) {
-        let from = if self.first_write == NO_NODE { 0 } else { self.first_write };
+        let from = if self.first_write == NO_NODE {
+            0
+        } else {
+            self.first_write
+        };
         let to = if self.last_read == NO_NODE || self.last_read < from {
             from
         } else {
