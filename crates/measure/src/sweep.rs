@@ -15,7 +15,7 @@ use roofline_core::device::MemoryKind;
 use roofline_core::measured::{BandwidthKernel, MeasuredLevel, SweepPoint};
 
 /// Sizes from `min` to `max` bytes (both included when on the grid), `steps_per_doubling`
-/// geometric steps per factor 2 (2 for the issue's √2 steps), rounded to whole bytes.
+/// geometric steps per factor 2 (2 gives √2 steps), rounded to whole bytes.
 pub fn sweep_sizes(min: f64, max: f64, steps_per_doubling: u32) -> Vec<f64> {
     let mut out = Vec::new();
     if !(min > 0.0 && max >= min) || steps_per_doubling == 0 {
