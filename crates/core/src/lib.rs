@@ -9,7 +9,7 @@
 //! - [`model`], [`workload`], [`decoder`], [`graph`]: a transformer's operator graph for one
 //!   forward pass.
 //! - [`analysis`]: the graph evaluated on a chip.
-//! - [`single`]: one operator on one chip (`roofline op`); [`explain`]: worked derivations.
+//! - [`one_op`]: one operator on one chip (`roofline op`); [`explain`]: worked derivations.
 //! - [`measured`]: a machine's roofline as `roofline measure` found it, and the chip it makes.
 //! - [`prediction`]: real kernels timed on a machine beside the time its measured roofline
 //!   (DRAM-only and hierarchical) predicts; the error and the fused chain's speedup.
@@ -41,15 +41,18 @@ pub mod mbu;
 pub mod measured;
 pub mod mfu;
 pub mod model;
+pub mod one_op;
 pub mod ops;
 pub mod precision;
 pub mod prediction;
 pub mod profile;
 pub mod roofline;
-pub mod single;
 pub mod sweep;
 pub mod units;
 pub mod workload;
+
+/// [`one_op`] under the path `crate::single`, which [`explain`] still names.
+pub(crate) use one_op as single;
 
 #[cfg(test)]
 mod decoder_tests;

@@ -8,7 +8,7 @@ use crate::method::Method;
 use crate::pool::{with_pool, Driver, Job};
 use crate::sweep::{place_levels, sweep_sizes};
 use crate::{MeasureError, Progress};
-use roofline_core::measured::{BandwidthKernel, MeasuredPeak, Measurement, Stat, SweepPoint};
+use roofline_core::measured::{BandwidthKernel, BandwidthPoint, MeasuredPeak, Measurement, Stat};
 use std::time::Instant;
 
 /// Smallest working set of the sweep, bytes (16 KiB).
@@ -215,7 +215,7 @@ pub fn measure_cpu(
                     ));
                     continue;
                 }
-                sweep.push(SweepPoint {
+                sweep.push(BandwidthPoint {
                     kernel,
                     working_set: ws,
                     bandwidth: stat,

@@ -4,11 +4,11 @@
 //! point (FLOPs / predicted time, hollow), joined by a line; a legend panel on the right numbers
 //! the kernels and gives each one's error.
 //!
-//! The roofs are [`crate::hier_plot::Roof`]s drawn as [`crate::hier_plot`] draws them (slope-1
+//! The roofs are [`crate::hier_plot::HierRoof`]s drawn as [`crate::hier_plot`] draws them (slope-1
 //! memory roofs up to the compute roof, the compute roof from the fastest memory roof to the
 //! right edge); that module's chart has no points, hence this one.
 
-use crate::hier_plot::{level_color, Roof};
+use crate::hier_plot::{level_color, HierRoof};
 use crate::plot::frame::Frame;
 use crate::plot::{pe, svg_to_png, xml_escape, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
 use crate::units::{human_bytes_per_s, human_flops_per_s};
@@ -50,12 +50,12 @@ pub struct KernelsChart {
     /// Second line.
     pub subtitle: String,
     /// Memory roofs, one per level with a bandwidth.
-    pub memory: Vec<Roof>,
+    pub memory: Vec<HierRoof>,
     /// Compute roofs (fp32).
-    pub compute: Vec<Roof>,
+    pub compute: Vec<HierRoof>,
     /// The GEMM ceiling the hierarchical prediction held matrix-unit launches against, where
     /// it is below the compute roof; drawn dashed.
-    pub ceiling: Option<Roof>,
+    pub ceiling: Option<HierRoof>,
     /// The kernels.
     pub points: Vec<KernelPoint>,
 }
@@ -80,7 +80,7 @@ impl KernelsChart {
             .iter()
             .filter_map(|l| {
                 let bw = l.bandwidth.as_ref()?.value.get();
-                (bw > 0.0).then(|| Roof {
+                (bw > 0.0).then(|| HierRoof {
                     label: format!("{} {}", l.name, human_bytes_per_s(bw)),
                     value: bw,
                     theoretical: false,
@@ -91,7 +91,7 @@ impl KernelsChart {
         let compute = device
             .peak(Precision::Fp32)
             .ok()
-            .map(|p| Roof {
+            .map(|p| HierRoof {
                 label: format!("fp32 {}", human_flops_per_s(p.get())),
                 value: p.get(),
                 theoretical: false,
@@ -109,7 +109,7 @@ impl KernelsChart {
             .as_ref()
             .map(|c| c.value.get())
             .filter(|&c| c > 0.0 && c < peak)
-            .map(|c| Roof {
+            .map(|c| HierRoof {
                 label: format!("GEMM ceiling {}", human_flops_per_s(c)),
                 value: c,
                 theoretical: false,

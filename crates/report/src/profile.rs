@@ -11,7 +11,7 @@ use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::device::{Device, DeviceError};
 use roofline_core::precision::Precision;
 use roofline_core::profile::join::Join;
-use roofline_core::profile::place::{by_regime, Placement, Regime};
+use roofline_core::profile::place::{by_regime, Placement, ProfiledBound};
 use roofline_core::profile::{EmpiricalRoof, Profile};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -62,12 +62,12 @@ fn opt<T>(x: Option<T>, f: impl Fn(T) -> String) -> String {
     x.map(f).unwrap_or_else(|| "—".into())
 }
 
-fn regime_advice(r: Regime) -> &'static str {
+fn regime_advice(r: ProfiledBound) -> &'static str {
     match r {
-        Regime::Launch => "fewer launches: fuse, CUDA graphs",
-        Regime::Memory => "fuse, batch, quantize",
-        Regime::Compute => "tensor cores, lower precision",
-        Regime::Unknown => "no cost or no roof: see the notes",
+        ProfiledBound::Launch => "fewer launches: fuse, CUDA graphs",
+        ProfiledBound::Memory => "fuse, batch, quantize",
+        ProfiledBound::Compute => "tensor cores, lower precision",
+        ProfiledBound::Unknown => "no cost or no roof: see the notes",
     }
 }
 
@@ -175,7 +175,11 @@ fn kernels_table(r: &KernelReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
         )?;
     }
     let mut advised = 0;
-    for pl in r.placements.iter().filter(|p| p.regime != Regime::Unknown) {
+    for pl in r
+        .placements
+        .iter()
+        .filter(|p| p.regime != ProfiledBound::Unknown)
+    {
         if advised == 3 {
             break;
         }

@@ -38,9 +38,9 @@ pub fn parse_precision(s: &str) -> Result<Precision, String> {
 pub fn parse_positive(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
         Ok(0) => Err("must be at least 1".into()),
-        Ok(v) if v > roofline_core::single::MAX_DIM => Err(format!(
+        Ok(v) if v > roofline_core::one_op::MAX_DIM => Err(format!(
             "{v} is beyond the largest accepted size ({})",
-            roofline_core::single::MAX_DIM
+            roofline_core::one_op::MAX_DIM
         )),
         Ok(v) => Ok(v),
         Err(_) => Err(format!(

@@ -6,10 +6,10 @@ use crate::units::{human_bytes_per_s, human_flops, human_flops_per_s, human_inte
 use roofline_core::analysis::{OpRow, StageAnalysis};
 use roofline_core::device::{Device, DeviceError};
 use roofline_core::model::Transformer;
+use roofline_core::one_op::RidgeDistance;
 use roofline_core::ops::Compute;
 use roofline_core::precision::Precision;
 use roofline_core::roofline::Bound;
-use roofline_core::single::RidgeDistance;
 use roofline_core::workload::Stage;
 
 /// How a point is drawn: which stage it belongs to.
