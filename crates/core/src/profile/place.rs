@@ -16,7 +16,7 @@
 //! **compute**. The advice per regime is the seed's: memory-bound → fuse, batch, quantize;
 //! compute-bound → tensor cores, lower precision; launch-bound → fewer launches, CUDA graphs.
 
-use super::{CostSource, MeasuredKernel};
+use super::{CostSource, ProfiledKernel};
 use crate::device::Device;
 use crate::ops::Compute;
 use crate::precision::Precision;
@@ -109,7 +109,7 @@ pub struct Placement {
 ///
 /// # Errors
 /// The chip's message when it has neither the peak needed nor an fp32 peak.
-fn peak_of(k: &MeasuredKernel, device: &Device) -> Result<(FlopPerSec, Precision), String> {
+fn peak_of(k: &ProfiledKernel, device: &Device) -> Result<(FlopPerSec, Precision), String> {
     let dominant = k.dominant_precision().unwrap_or(Precision::Fp32);
     let want = match k.compute {
         Some(Compute::Matrix(p)) => p,
@@ -130,7 +130,7 @@ fn peak_of(k: &MeasuredKernel, device: &Device) -> Result<(FlopPerSec, Precision
 fn advice(
     regime: ProfiledBound,
     fraction: Option<f64>,
-    k: &MeasuredKernel,
+    k: &ProfiledKernel,
     used: Option<Precision>,
 ) -> String {
     let mut a = match regime {
@@ -201,7 +201,7 @@ fn advice(
 }
 
 /// Places one kernel under the roof of `device` (or under none: achieved figures only).
-pub fn place_kernel(k: &MeasuredKernel, device: Option<&Device>) -> Placement {
+pub fn place_kernel(k: &ProfiledKernel, device: Option<&Device>) -> Placement {
     let t = k.duration;
     let flops = k.total_flops();
     let bytes = k.bytes();
@@ -273,7 +273,7 @@ pub fn place_kernel(k: &MeasuredKernel, device: Option<&Device>) -> Placement {
 
 /// Places every kernel of `kernels` and ranks them: by time lost against their roof, largest
 /// first; kernels without a roof after them, longest first.
-pub fn place_all(kernels: &[MeasuredKernel], device: Option<&Device>) -> Vec<Placement> {
+pub fn place_all(kernels: &[ProfiledKernel], device: Option<&Device>) -> Vec<Placement> {
     let mut out: Vec<Placement> = kernels.iter().map(|k| place_kernel(k, device)).collect();
     out.sort_by(|a, b| match (a.time_lost, b.time_lost) {
         (Some(x), Some(y)) => y.get().total_cmp(&x.get()),
@@ -324,8 +324,8 @@ mod tests {
     use super::*;
     use crate::device::tests::h100_sxm;
 
-    fn kernel(f: f64, b: Option<f64>, secs: f64, compute: Option<Compute>) -> MeasuredKernel {
-        MeasuredKernel {
+    fn kernel(f: f64, b: Option<f64>, secs: f64, compute: Option<Compute>) -> ProfiledKernel {
+        ProfiledKernel {
             name: "k".into(),
             index: 0,
             duration: Seconds(secs),

@@ -23,7 +23,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use roofline_core::measured::Stat;
-use roofline_core::prediction::KernelTiming;
+use roofline_core::prediction::SuiteKernel;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -795,7 +795,7 @@ fn run_inner(opts: &SuiteOptions, progress: &mut dyn Progress) -> R<SuiteRun> {
         g.stream
             .synchronize()
             .map_err(fail("cuStreamSynchronize"))?;
-        timings.push(KernelTiming {
+        timings.push(SuiteKernel {
             name: spec.name(),
             family: spec.family().to_string(),
             note: spec.note(),

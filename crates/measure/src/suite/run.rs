@@ -6,7 +6,7 @@ use crate::{MeasureError, Progress};
 use roofline_core::device::{Device, DeviceError};
 use roofline_core::ops::Compute;
 use roofline_core::precision::Precision;
-use roofline_core::prediction::{check_suite, Ceilings, KernelTiming, SuiteCheck};
+use roofline_core::prediction::{check_suite, Ceilings, SuiteCheck, SuiteKernel};
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub struct SuiteOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SuiteRun {
     /// One timing per entry, in suite order.
-    pub timings: Vec<KernelTiming>,
+    pub timings: Vec<SuiteKernel>,
     /// (what was fused, separate entry, fused entry).
     pub pairs: Vec<(String, String, String)>,
     /// Threads (CPU) or SMs (GPU) the kernels ran on.
@@ -94,7 +94,7 @@ pub fn run_cpu(opts: &SuiteOptions, progress: &mut dyn Progress) -> Result<Suite
         progress.step(&spec.name());
         let mut built = build_cpu(spec)?;
         let time = time_kernel(&method, &mut *built.run)?;
-        timings.push(KernelTiming {
+        timings.push(SuiteKernel {
             name: spec.name(),
             family: spec.family().to_string(),
             note: spec.note(),
