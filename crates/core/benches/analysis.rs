@@ -10,10 +10,9 @@
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented `pub fn`
 
-mod common;
-
 use criterion::{criterion_group, criterion_main, Criterion};
 use roofline_core::analysis::{analyze, analyze_into, analyze_totals, StageAnalysis};
+use roofline_core::fixtures;
 use roofline_core::precision::Precision;
 use roofline_core::workload::{Precisions, Stage, Workload};
 use std::hint::black_box;
@@ -31,8 +30,8 @@ fn workload(stage: Stage) -> Workload {
 }
 
 fn bench(c: &mut Criterion) {
-    let model = common::llama2_7b();
-    let device = common::a6000();
+    let model = fixtures::llama2_7b();
+    let device = fixtures::a6000();
     let (prefill, decode) = (workload(Stage::Prefill), workload(Stage::Decode));
     c.bench_function(
         "analyze llama-2-7b both stages (rows, totals, memory)",

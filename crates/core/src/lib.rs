@@ -35,6 +35,8 @@ pub mod cited;
 pub mod decoder;
 pub mod device;
 pub mod explain;
+#[cfg(any(test, feature = "test-fixtures"))]
+pub mod fixtures;
 pub mod fusion;
 pub mod graph;
 pub mod mbu;

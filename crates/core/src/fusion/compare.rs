@@ -203,8 +203,8 @@ impl std::error::Error for ChainCompareError {}
 mod tests {
     use super::*;
     use crate::decoder::build_graph;
-    use crate::device::tests::h100_sxm;
-    use crate::model::tests::llama2_7b;
+    use crate::fixtures::h100_sxm;
+    use crate::fixtures::llama2_7b;
     use crate::workload::{Precisions, Stage, Workload};
 
     fn graph(stage: Stage) -> OpGraph {

@@ -4,8 +4,8 @@
 use super::*;
 use crate::analysis::analyze;
 use crate::decoder::build_graph;
-use crate::device::tests::h100_sxm;
-use crate::model::tests::llama2_7b;
+use crate::fixtures::h100_sxm;
+use crate::fixtures::llama2_7b;
 use crate::model::Transformer;
 use crate::profile::{ArgShape, CostSource, FrameworkOp, ProfileFormat, ProfiledKernel};
 use crate::workload::{Precisions, Workload};

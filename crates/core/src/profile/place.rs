@@ -322,7 +322,7 @@ pub fn by_regime(placements: &[Placement]) -> Vec<ProfiledBoundTotal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::tests::h100_sxm;
+    use crate::fixtures::h100_sxm;
 
     fn kernel(f: f64, b: Option<f64>, secs: f64, compute: Option<Compute>) -> ProfiledKernel {
         ProfiledKernel {
