@@ -1,5 +1,5 @@
 //! Chip files: the TOML schema, the embedded catalog (`catalog/hardware/*.toml`), lookup by id
-//! or path, and writing a [`Device`] back to TOML.
+//! or path, and writing a [`Device`](roofline_core::device::Device) back to TOML.
 //!
 //! # Schema
 //!

@@ -66,7 +66,7 @@ fn write_link(out: &mut String, table: &str, link: &Link) {
     }
 }
 
-/// The chip as TOML in the schema [`parse_device`] reads (see the module docs), so that a
+/// The chip as TOML in the schema [`parse_device`](super::parse_device) reads (see the module docs), so that a
 /// measured chip can be saved and loaded again: `parse_device(&device_to_toml(&d), _)` gives `d`
 /// back for any valid device (peaks in [`Precision::ALL`] order, main memory first). Numbers are
 /// written in SI base units in their shortest exact form (`9.895e14`).

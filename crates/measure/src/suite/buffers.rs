@@ -4,7 +4,8 @@
 use super::cpu::{self};
 use super::matmul;
 use super::spec::f32_bytes;
-use super::*;
+use super::spec::{mib, Spec};
+use super::{CHAIN_BLOCK, FLASH_BLOCK};
 use crate::MeasureError;
 use rayon::prelude::*;
 use roofline_core::prediction::Launch;

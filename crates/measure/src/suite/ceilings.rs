@@ -1,9 +1,11 @@
 //! The matrix library's and the exponential's ceilings of the hierarchical prediction, each
 //! measured on a calibration shape outside the suite.
 
+use super::buffers::filled;
 use super::buffers::gemm_kernel;
+use super::timing::time_kernel;
 use super::vector;
-use super::*;
+use super::PRECISION;
 use crate::method::Method;
 use crate::MeasureError;
 use rayon::prelude::*;

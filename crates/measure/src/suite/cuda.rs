@@ -13,7 +13,8 @@
 #![allow(unsafe_code)]
 
 use super::cpu::{self, AttentionShape, ChainShape, ChainWeights};
-use super::{filled, gpu_suite, kernel_method, selected, Spec, SuiteOptions, SuiteRun};
+use super::suites::selected;
+use super::{filled, gpu_suite, kernel_method, Spec, SuiteOptions, SuiteRun};
 use crate::method::Method;
 use crate::{MeasureError, Progress};
 use cudarc::cublas::{sys as blas, CudaBlas, Gemm, GemmConfig, StridedBatchedConfig};

@@ -12,8 +12,9 @@
 //!
 //! Timing ([`time_kernel`]): one warm-up execution (first touch of the outputs), one to
 //! calibrate, then repetitions of enough back-to-back executions to last the method's target
-//! time, until the method's stop rule ([`Method::done`]); the time is the median over the
-//! window. Buffers are allocated and filled when an entry's turn comes and freed after it.
+//! time, until the method's stop rule ([`Method::done`](crate::method::Method::done)); the time
+//! is the median over the window. Buffers are allocated and filled when an entry's turn comes
+//! and freed after it.
 //!
 //! The GPU suite (the `cuda` feature) is the same list in CUDA: [`run_gpu`].
 
@@ -37,7 +38,6 @@ pub use ceilings::{
 };
 pub use run::{run_cpu, run_gpu, SuiteOptions, SuiteRun};
 pub use spec::{chain_spec, mib, Spec};
-pub(crate) use suites::selected;
 pub use suites::{check_only, cpu_suite, gpu_suite, Suite};
 pub use timing::{kernel_method, time_kernel};
 

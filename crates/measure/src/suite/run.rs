@@ -1,7 +1,10 @@
 //! Running a suite: what to run ([`SuiteOptions`]), the timed result ([`SuiteRun`]), the CPU
 //! run ([`run_cpu`]) and the GPU one ([`run_gpu`]).
 
-use super::*;
+use super::buffers::build_cpu;
+use super::ceilings::{exp_ceiling, gemm_ceiling, gemv_ceiling, CEILING_GEMM, CEILING_GEMV};
+use super::suites::{check_only, cpu_suite, selected};
+use super::timing::{kernel_method, time_kernel};
 use crate::{MeasureError, Progress};
 use roofline_core::device::{Device, DeviceError};
 use roofline_core::ops::Compute;

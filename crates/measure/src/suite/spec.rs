@@ -2,7 +2,7 @@
 //! analysis's cost model gives them.
 
 use super::cpu::{AttentionShape, ChainShape};
-use super::*;
+use super::{CHAIN_BLOCK, FLASH_BLOCK, PRECISION};
 use crate::MeasureError;
 use roofline_core::fusion::{chain_graph, plan, plan_chain, ChainSpec, Preset};
 use roofline_core::ops::{

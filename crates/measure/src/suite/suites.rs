@@ -2,7 +2,7 @@
 //! `--only` selection.
 
 use super::cpu::{AttentionShape, ChainShape};
-use super::*;
+use super::spec::Spec;
 use crate::MeasureError;
 
 /// A suite: its entries and the fused/separate pairs whose speedups are compared.

@@ -1,7 +1,7 @@
 //! The axes of a roofline plot: whole decades around the roofs and the points, and their tick
 //! labels.
 
-use super::*;
+use super::chart::RooflineChart;
 
 /// Axis ranges of a chart, whole decades: (min, max) of intensity and of FLOP/s.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -2,12 +2,14 @@
 //! the labels and the points as an SVG layer on top.
 
 use super::axes::tick_label;
+use super::axes::{axes, Axes};
+use super::chart::{RooflineChart, Series};
 use super::frame::{Frame, LogLogChart};
 use super::layout::{
     leader, marker, stage_list, text_el, text_width, wrap, Placer, Rect, AROUND, BELOW_RIGHT,
 };
 use super::xml_escape;
-use super::*;
+use super::{pe, PlotError, HEIGHT, WIDTH};
 use crate::units::{human, human_bytes_per_s, human_intensity};
 use plotters::prelude::*;
 use std::fmt::Write as _;
@@ -52,7 +54,7 @@ struct RoofLabel {
     ridge_x: f64,
 }
 
-/// The chart as an SVG document (`WIDTH × HEIGHT` pixels), text in [`FONT`].
+/// The chart as an SVG document (`WIDTH × HEIGHT` pixels), text in [`FONT`](super::FONT).
 ///
 /// # Errors
 /// A [`PlotError`] if `plotters` fails to draw (it does not for finite, positive values).

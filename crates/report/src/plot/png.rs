@@ -1,13 +1,13 @@
 //! The SVG rasterised to PNG ([`svg_to_png`]) with the embedded font, and the file format of a
 //! plot path ([`PlotFormat`]).
 
-use super::*;
+use super::{pe, PlotError, PNG_SCALE};
 
 /// DejaVu Sans (Bitstream Vera licence, permissive; see `assets/README.md`), embedded so the PNG
 /// renders text the same on every machine.
 static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 
-/// Rasterises an SVG (as [`render_svg`] writes it) to a PNG at [`PNG_SCALE`], with the embedded
+/// Rasterises an SVG (as [`render_svg`](super::render_svg) writes it) to a PNG at [`PNG_SCALE`], with the embedded
 /// DejaVu Sans for text.
 ///
 /// # Errors
