@@ -26,7 +26,7 @@ pub use compare::{
     compare_chain, compare_preset, ChainCompareError, ChainComparison, FusionComparison,
     FusionSaving,
 };
-pub use plan::{evaluate_plan, plan, plan_chain, FusionPlan, FusionSummary, Kernel, Rejected};
+pub use plan::{evaluate_plan, plan, plan_chain, FusedKernel, FusionPlan, FusionSummary, Rejected};
 pub use rules::{Preset, Rule};
 
 #[cfg(test)]
