@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bad_input, json_of, roofline, shared};
+use common::{bad_input, json_of, roofline, shared, LLAMA2_7B_CONFIG};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::ffi::OsStr;
@@ -157,8 +157,17 @@ fn write_temp(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, p)
 }
 
-const GOOD: &str = r#"{"architectures":["LlamaForCausalLM"],"hidden_size":4096,"num_hidden_layers":32,
-"num_attention_heads":32,"num_key_value_heads":32,"intermediate_size":11008,"vocab_size":32000}"#;
+/// Llama-2-7B's config.json as the catalog embeds it, with `field` set to `value` (JSON text),
+/// or removed when `value` is `None`.
+fn llama_config_with(field: &str, value: Option<&str>) -> String {
+    let mut v: Value = serde_json::from_str(LLAMA2_7B_CONFIG).unwrap();
+    let obj = v.as_object_mut().unwrap();
+    match value {
+        Some(x) => obj.insert(field.into(), serde_json::from_str(x).unwrap()),
+        None => obj.remove(field),
+    };
+    v.to_string()
+}
 
 fn bad_config(text: &str, needle: &str) {
     let (_d, p) = write_temp("config.json", text);
@@ -168,24 +177,21 @@ fn bad_config(text: &str, needle: &str) {
 #[test]
 fn bad_configs_name_the_field_and_exit_2() {
     bad_config("{\"hidden_size\": 40", "malformed JSON");
+    bad_config(&llama_config_with("vocab_size", Some("0")), "`vocab_size`");
     bad_config(
-        &GOOD.replace("\"vocab_size\":32000", "\"vocab_size\":0"),
-        "`vocab_size`",
-    );
-    bad_config(
-        &GOOD.replace("\"hidden_size\":4096", "\"hidden_size\":-4096"),
+        &llama_config_with("hidden_size", Some("-4096")),
         "`hidden_size`",
     );
     bad_config(
-        &GOOD.replace(",\"vocab_size\":32000", ""),
+        &llama_config_with("vocab_size", None),
         "`vocab_size` is missing",
     );
     bad_config(
-        &GOOD.replace("\"num_key_value_heads\":32", "\"num_key_value_heads\":5"),
+        &llama_config_with("num_key_value_heads", Some("5")),
         "`num_key_value_heads`",
     );
     bad_config(
-        &GOOD.replace("LlamaForCausalLM", "BertModel"),
+        &llama_config_with("architectures", Some("[\"BertModel\"]")),
         "`architectures`",
     );
 }

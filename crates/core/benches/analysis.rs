@@ -12,10 +12,9 @@
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented `pub fn`
 
-mod common;
-
 use criterion::{criterion_group, criterion_main, Criterion};
 use roofline_core::analysis::{analyze, analyze_into, evaluate, evaluate_totals, StageAnalysis};
+use roofline_core::fixtures;
 use roofline_core::memory::Reserve;
 use roofline_core::precision::Precision;
 use roofline_core::workload::{Precisions, Stage, Workload};
@@ -34,8 +33,8 @@ fn workload(stage: Stage) -> Workload {
 }
 
 fn bench(c: &mut Criterion) {
-    let model = common::llama2_7b();
-    let device = common::a6000();
+    let model = fixtures::llama2_7b();
+    let device = fixtures::a6000();
     let (prefill, decode) = (workload(Stage::Prefill), workload(Stage::Decode));
     let r = Reserve::DEFAULT;
     c.bench_function(

@@ -7,9 +7,8 @@
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented `pub fn`
 
-mod common;
-
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use roofline_core::fixtures;
 use roofline_core::memory::Reserve;
 use roofline_core::precision::Precision;
 use roofline_core::sweep::{sweep, SweepSpec};
@@ -18,8 +17,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 fn bench(c: &mut Criterion) {
-    let model = common::llama2_7b();
-    let devices = [common::h100_sxm()];
+    let model = fixtures::llama2_7b();
+    let devices = [fixtures::h100_sxm()];
     let contexts: Vec<u64> = (1..=100).map(|k| 128 * k).collect();
     let batches: Vec<u64> = (1..=1000).collect();
     let precisions = [Precisions::uniform(Precision::Bf16)];

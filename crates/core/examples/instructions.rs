@@ -5,10 +5,8 @@
 //! `cargo run --release -p roofline-core --example instructions -- PATH N` with PATH one of
 //! `analyze`, `analyze_into`, `evaluate`, `evaluate_totals`.
 
-#[path = "../benches/common/mod.rs"]
-mod common;
-
 use roofline_core::analysis::{analyze, analyze_into, evaluate, evaluate_totals};
+use roofline_core::fixtures;
 use roofline_core::memory::Reserve;
 use roofline_core::precision::Precision;
 use roofline_core::workload::{Precisions, Stage, Workload};
@@ -29,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let path = args.get(1).map(String::as_str).unwrap_or("analyze_into");
     let n: u64 = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(1000);
-    let (model, device, r) = (common::llama2_7b(), common::a6000(), Reserve::DEFAULT);
+    let (model, device, r) = (fixtures::llama2_7b(), fixtures::a6000(), Reserve::DEFAULT);
     let (pw, dw) = (workload(Stage::Prefill), workload(Stage::Decode));
     let mut p = analyze(&model, &pw, &device, r)?;
     let mut d = analyze(&model, &dw, &device, r)?;

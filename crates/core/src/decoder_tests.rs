@@ -2,9 +2,9 @@
 
 use crate::analysis::analyze;
 use crate::decoder::build_graph;
-use crate::device::tests::h100_sxm;
+use crate::fixtures::h100_sxm;
+use crate::fixtures::llama2_7b;
 use crate::graph::{OpGraph, TensorRole};
-use crate::model::tests::llama2_7b;
 use crate::model::Transformer;
 use crate::ops::Cost;
 use crate::precision::Precision;

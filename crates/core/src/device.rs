@@ -184,39 +184,8 @@ impl Device {
 pub(crate) mod tests {
     use super::*;
 
-    /// The H100 SXM with its datasheet figures (dense BF16 989.5 TFLOP/s = 1,979/2; FP32 67;
-    /// HBM3 3.35 TB/s; 228 KiB shared memory per SM), for tests across the crate.
-    pub fn h100_sxm() -> Device {
-        Device {
-            id: "h100-sxm".into(),
-            name: "NVIDIA H100 SXM5 80GB".into(),
-            vendor: "NVIDIA".into(),
-            peaks: vec![
-                (Precision::Fp32, Cited::new(FlopPerSec(67e12), "datasheet")),
-                (
-                    Precision::Bf16,
-                    Cited::new(FlopPerSec(989.5e12), "datasheet"),
-                ),
-                (
-                    Precision::Fp16,
-                    Cited::new(FlopPerSec(989.5e12), "datasheet"),
-                ),
-                (Precision::Fp8, Cited::new(FlopPerSec(1979e12), "datasheet")),
-            ],
-            memory: vec![MemoryLevel {
-                kind: MemoryKind::Main,
-                name: "HBM3".into(),
-                bandwidth: Some(Cited::new(BytesPerSec(3.35e12), "datasheet")),
-                capacity: Some(Cited::new(Bytes(80e9), "datasheet")),
-            }],
-            sm_count: Some(Cited::new(132, "whitepaper")),
-            shared_memory_per_sm: Some(Cited::new(Bytes(228.0 * 1024.0), "tuning guide")),
-            launch_overhead: Cited::new(Seconds(5e-6), "typical"),
-            interconnect: None,
-            host_link: None,
-            notes: vec![],
-        }
-    }
+    /// The fixture under the path the analysis, explain and sweep tests name.
+    pub use crate::fixtures::h100_sxm;
 
     #[test]
     fn ridge_point_h100_bf16() -> Result<(), Box<dyn std::error::Error>> {

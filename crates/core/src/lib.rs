@@ -10,7 +10,7 @@
 //! - [`model`], [`workload`], [`decoder`], [`graph`]: a transformer's operator graph for one
 //!   forward pass.
 //! - [`analysis`]: the graph evaluated on a chip.
-//! - [`single`]: one operator on one chip (`roofline op`); [`explain`]: worked derivations.
+//! - [`one_op`]: one operator on one chip (`roofline op`); [`explain`]: worked derivations.
 //! - [`measured`]: a machine's roofline as `roofline measure` found it, and the chip it makes.
 //! - [`prediction`]: real kernels timed on a machine beside the time its measured roofline
 //!   (DRAM-only and hierarchical) predicts; the error and the fused chain's speedup.
@@ -36,6 +36,8 @@ pub mod cited;
 pub mod decoder;
 pub mod device;
 pub mod explain;
+#[cfg(any(test, feature = "test-fixtures"))]
+pub mod fixtures;
 pub mod formula;
 pub mod fusion;
 pub mod graph;
@@ -44,12 +46,12 @@ pub mod measured;
 pub mod memory;
 pub mod mfu;
 pub mod model;
+pub mod one_op;
 pub mod ops;
 pub mod precision;
 pub mod prediction;
 pub mod profile;
 pub mod roofline;
-pub mod single;
 pub mod sweep;
 pub mod units;
 pub mod workload;

@@ -187,7 +187,7 @@ pub fn mbu(step: &DecodeStep, pace: Pace, accel: &Accelerators) -> Result<Mbu, M
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::tests::llama2_7b;
+    use crate::fixtures::llama2_7b;
     use crate::precision::Precision;
 
     #[test]

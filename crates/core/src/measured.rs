@@ -150,7 +150,7 @@ impl BandwidthKernel {
 
 /// One point of the working-set sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SweepPoint {
+pub struct BandwidthPoint {
     /// The kernel.
     pub kernel: BandwidthKernel,
     /// Working set of all threads together, bytes (every array of every thread).
@@ -210,7 +210,7 @@ pub struct Measurement {
     /// Peaks: every kernel at one thread and at all threads.
     pub peaks: Vec<MeasuredPeak>,
     /// The working-set sweep, every kernel at every size, all threads.
-    pub sweep: Vec<SweepPoint>,
+    pub sweep: Vec<BandwidthPoint>,
     /// Memory levels, innermost first, main memory last.
     pub levels: Vec<MeasuredLevel>,
     /// Fork/join of an empty parallel region across all threads, seconds: a CPU's "kernel

@@ -437,29 +437,8 @@ impl Transformer {
 pub(crate) mod tests {
     use super::*;
 
-    /// Llama-2-7B as its config.json gives it.
-    pub fn llama2_7b() -> Transformer {
-        Transformer {
-            name: "llama-2-7b".into(),
-            architecture: "LlamaForCausalLM".into(),
-            hidden: 4096,
-            layers: 32,
-            heads: 32,
-            kv_heads: 32,
-            head_dim: 128,
-            intermediate: 11008,
-            vocab: 32000,
-            tie_embeddings: false,
-            qkv_bias: false,
-            o_bias: false,
-            mlp_bias: false,
-            norm: NormKind::RmsNorm,
-            mlp: MlpKind::Gated,
-            activation: Activation::Silu,
-            max_position_embeddings: Some(4096),
-            variant: Variant::default(),
-        }
-    }
+    /// The fixture under the path the analysis, explain, MFU and sweep tests name.
+    pub use crate::fixtures::llama2_7b;
 
     #[test]
     fn llama2_7b_parameters_by_hand() {

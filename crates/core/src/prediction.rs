@@ -1,7 +1,7 @@
 //! Predicted against measured: real kernels, timed on a machine, beside the time that machine's
 //! own (measured) roofline predicts for them.
 //!
-//! A suite entry ([`KernelTiming`]) is one or more kernel launches ([`Launch`]) run back to back
+//! A suite entry ([`SuiteKernel`]) is one or more kernel launches ([`Launch`]) run back to back
 //! and timed together; each launch carries the FLOPs and bytes the analysis's cost model gives it
 //! ([`crate::ops`], [`crate::fusion`]), the units it runs on, and its working set (the distinct
 //! bytes of the buffers it touches). Each launch is predicted two ways:
@@ -68,7 +68,7 @@ pub struct Launch {
 
 /// A suite entry as timed on the machine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct KernelTiming {
+pub struct SuiteKernel {
     /// Short unique name (`gemm 1×4096×4096`).
     pub name: String,
     /// Family: `gemm`, `elementwise`, `norm`, `softmax`, `attention`, `chain`.
@@ -273,7 +273,7 @@ pub fn relative_error(predicted: Seconds, measured: Seconds) -> f64 {
 
 /// A suite entry: measured beside predicted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct KernelCheck {
+pub struct SuiteKernelCheck {
     /// Name.
     pub name: String,
     /// Family.
@@ -337,7 +337,7 @@ pub struct SuiteCheck {
     /// The chip predicted from (`host`).
     pub device: String,
     /// One row per entry, in suite order.
-    pub rows: Vec<KernelCheck>,
+    pub rows: Vec<SuiteKernelCheck>,
     /// Fused against separate.
     pub speedups: Vec<SpeedupCheck>,
     /// Median over the rows of the hierarchical error.
@@ -377,7 +377,7 @@ fn rate(v: f64, unit: &str) -> String {
 /// memory-bound kernel that stores to main memory, the write-allocate traffic the cost model
 /// does not count (a store that misses the cache first reads the line: main memory moves
 /// R + 2·W, not R + W, unless the kernel uses non-temporal stores).
-pub fn diagnose(row: &KernelCheck) -> Option<String> {
+pub fn diagnose(row: &SuiteKernelCheck) -> Option<String> {
     if row.error <= GOAL || !row.error.is_finite() {
         return None;
     }
@@ -478,7 +478,7 @@ pub fn diagnose(row: &KernelCheck) -> Option<String> {
 /// # Errors
 /// The chip lacks a peak or the main-memory bandwidth a launch needs.
 pub fn check_suite(
-    timings: &[KernelTiming],
+    timings: &[SuiteKernel],
     pairs: &[(&str, &str, &str)],
     device: &Device,
     act: Precision,
@@ -506,7 +506,7 @@ pub fn check_suite(
             .max_by(|a, b| a.hier.time.get().total_cmp(&b.hier.time.get()))
             .map_or(Bound::Memory, |p| p.hier.bound);
         let per_sec = |x: f64, t: Seconds| if t.get() > 0.0 { x / t.get() } else { 0.0 };
-        let mut row = KernelCheck {
+        let mut row = SuiteKernelCheck {
             name: t.name.clone(),
             family: t.family.clone(),
             note: t.note.clone(),
@@ -633,8 +633,8 @@ mod tests {
         }
     }
 
-    fn timing(name: &str, launches: Vec<Launch>, t: f64) -> KernelTiming {
-        KernelTiming {
+    fn timing(name: &str, launches: Vec<Launch>, t: f64) -> SuiteKernel {
+        SuiteKernel {
             name: name.into(),
             family: "test".into(),
             note: String::new(),

@@ -471,8 +471,8 @@ impl Fields<'_> {
 mod tests {
     use super::*;
 
-    const LLAMA: &str = r#"{"architectures":["LlamaForCausalLM"],"hidden_size":4096,
-        "num_hidden_layers":32,"num_attention_heads":32,"intermediate_size":11008,"vocab_size":32000}"#;
+    /// Llama-2-7B's config.json, as the catalog embeds it.
+    const LLAMA: &str = include_str!("../catalog/models/llama-2-7b.json");
 
     fn with(field: &str, value: &str) -> Result<String, serde_json::Error> {
         let mut v: Value = serde_json::from_str(LLAMA)?;

@@ -9,7 +9,7 @@
 
 use roofline_core::ops::Compute;
 use roofline_core::precision::Precision;
-use roofline_core::profile::{ArgShape, CostSource, MeasuredKernel, Profile, ProfileFormat};
+use roofline_core::profile::{ArgShape, CostSource, Profile, ProfileFormat, ProfiledKernel};
 use roofline_inputs::profile::{load, Imported};
 use std::path::PathBuf;
 
@@ -26,11 +26,11 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12 * b.abs()
 }
 
-fn named<'a>(p: &'a Profile, name: &str) -> Vec<&'a MeasuredKernel> {
+fn named<'a>(p: &'a Profile, name: &str) -> Vec<&'a ProfiledKernel> {
     p.kernels.iter().filter(|k| k.name == name).collect()
 }
 
-fn dims(k: &MeasuredKernel) -> Vec<Vec<u64>> {
+fn dims(k: &ProfiledKernel) -> Vec<Vec<u64>> {
     k.op.as_ref()
         .unwrap()
         .shapes

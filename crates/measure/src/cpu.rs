@@ -1,14 +1,14 @@
 //! The CPU measurement: clock, peaks per precision (one thread, all threads), fork/join, the
 //! working-set sweep, the levels, each figure checked against its theoretical limit.
 
+use crate::bench_kernels::{self, ComputeKernel, Simd};
 use crate::host::{cache_levels, caches_of_cpu, host_info, CacheLevel};
-use crate::kernels::{self, ComputeKernel, Simd};
 use crate::limits::{self, FALLBACK_CLOCK_HZ, FAULT_TOLERANCE};
 use crate::method::Method;
 use crate::pool::{with_pool, Driver, Job};
 use crate::sweep::{place_levels, sweep_sizes};
 use crate::{MeasureError, Progress};
-use roofline_core::measured::{BandwidthKernel, MeasuredPeak, Measurement, Stat, SweepPoint};
+use roofline_core::measured::{BandwidthKernel, BandwidthPoint, MeasuredPeak, Measurement, Stat};
 use std::time::Instant;
 
 /// Smallest working set of the sweep, bytes (16 KiB).
@@ -215,7 +215,7 @@ pub fn measure_cpu(
                     ));
                     continue;
                 }
-                sweep.push(SweepPoint {
+                sweep.push(BandwidthPoint {
                     kernel,
                     working_set: ws,
                     bandwidth: stat,
@@ -285,7 +285,7 @@ pub fn measure_cpu(
         processor: host.model.clone(),
         vendor: host.vendor.clone(),
         date: opts.date.clone(),
-        isa: kernels::features(),
+        isa: bench_kernels::features(),
         threads: tn,
         pinned,
         clock_hz: clock_1,
@@ -365,7 +365,7 @@ fn measure_rate(
 /// sped up, so the fastest one is the truest, and a clock read low would make the fault check
 /// reject real figures.
 fn measure_clock(d: &mut Driver<'_>, reps: usize) -> Option<f64> {
-    kernels::clock_chain(1)?;
+    bench_kernels::clock_chain(1)?;
     let mut iters: u64 = 10_000;
     let t = d.round(Job::Clock { iters }).slowest;
     if t > 0.0 {

@@ -16,22 +16,22 @@
 //! - [`gpu`]: the same for an NVIDIA GPU behind the `cuda` feature (cuBLAS GEMMs, FMA and
 //!   bandwidth kernels); without the feature it answers with a typed error.
 //!
-//! The kernels ([`kernels`]) state the FLOPs of each instruction; [`method`] how figures are
-//! repeated until stable; [`sweep`] how the curve's plateaus become levels; [`limits`] what a
-//! figure may not exceed. Only this crate reads the clock; `roofline-core` stays pure.
+//! The benchmark kernels ([`bench_kernels`]) state the FLOPs of each instruction; [`method`] how
+//! figures are repeated until stable; [`sweep`] how the curve's plateaus become levels;
+//! [`limits`] what a figure may not exceed. Only this crate reads the clock; `roofline-core` stays pure.
 //!
 //! ```
-//! use roofline_measure::kernels::{ComputeKernel, Simd};
+//! use roofline_measure::bench_kernels::{ComputeKernel, Simd};
 //! // Every lane of every chain computes acc = acc · 1 + 1 from 0: after 10 iterations, 10.
 //! let k = ComputeKernel::Fp64Scalar;
 //! assert_eq!(k.run_with(10, 1.0, 1.0), 10.0 * 12.0);
-//! assert_eq!(roofline_measure::kernels::read(Simd::detect(), &[1.0, 2.0, 3.0], 2), 12.0);
+//! assert_eq!(roofline_measure::bench_kernels::read(Simd::detect(), &[1.0, 2.0, 3.0], 2), 12.0);
 //! ```
 
+pub mod bench_kernels;
 pub mod cpu;
 pub mod gpu;
 pub mod host;
-pub mod kernels;
 pub mod limits;
 pub mod method;
 mod pool;

@@ -7,7 +7,7 @@
 //! cycle`, with bytes per cycle from the load/store ports (L1) or the cache's line width per
 //! cycle, as each source states.
 
-use crate::kernels::{ComputeKernel, Simd};
+use crate::bench_kernels::{ComputeKernel, Simd};
 use roofline_core::device::MemoryKind;
 use roofline_core::measured::BandwidthKernel;
 

@@ -6,7 +6,7 @@
 //! the round. The round's time is the slowest worker's, so a rate computed from it never counts
 //! work that was not yet done.
 
-use crate::kernels::{self, ComputeKernel, Simd};
+use crate::bench_kernels::{self, ComputeKernel, Simd};
 use roofline_core::measured::BandwidthKernel;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -189,7 +189,7 @@ fn worker(
                 break;
             }
             Job::Empty => {}
-            Job::Clock { iters } => sink += kernels::clock_chain(iters).unwrap_or(0) as f64,
+            Job::Clock { iters } => sink += bench_kernels::clock_chain(iters).unwrap_or(0) as f64,
             Job::Compute { kernel, iters } => sink += kernel.run(iters),
             Job::Bandwidth {
                 kernel,
@@ -199,7 +199,7 @@ fn worker(
             } => {
                 let need = kernel.streams() as usize * stride;
                 if let Some(slice) = buf.get_mut(off..off + need) {
-                    sink += kernels::run_bandwidth(kernel, simd, slice, n, stride, passes);
+                    sink += bench_kernels::run_bandwidth(kernel, simd, slice, n, stride, passes);
                 }
             }
         }

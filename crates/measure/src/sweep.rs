@@ -12,10 +12,10 @@
 
 use crate::host::CacheLevel;
 use roofline_core::device::MemoryKind;
-use roofline_core::measured::{BandwidthKernel, MeasuredLevel, SweepPoint};
+use roofline_core::measured::{BandwidthKernel, BandwidthPoint, MeasuredLevel};
 
 /// Sizes from `min` to `max` bytes (both included when on the grid), `steps_per_doubling`
-/// geometric steps per factor 2 (2 for the issue's √2 steps), rounded to whole bytes.
+/// geometric steps per factor 2 (2 gives √2 steps), rounded to whole bytes.
 pub fn sweep_sizes(min: f64, max: f64, steps_per_doubling: u32) -> Vec<f64> {
     let mut out = Vec::new();
     if !(min > 0.0 && max >= min) || steps_per_doubling == 0 {
@@ -129,13 +129,13 @@ fn human(bytes: f64) -> String {
 
 /// Median per kernel of the sweep points with `lo < working set ≤ hi`.
 fn level_from(
-    sweep: &[SweepPoint],
+    sweep: &[BandwidthPoint],
     kind: MemoryKind,
     name: &str,
     capacity: Option<f64>,
     in_window: &dyn Fn(f64) -> bool,
 ) -> Option<MeasuredLevel> {
-    let of = |k: BandwidthKernel| -> Vec<&SweepPoint> {
+    let of = |k: BandwidthKernel| -> Vec<&BandwidthPoint> {
         sweep
             .iter()
             .filter(|p| p.kernel == k && in_window(p.working_set))
@@ -179,7 +179,7 @@ fn level_from(
 /// `tolerance` is the plateau tolerance ([`find_plateaus`], on the read kernel); `mem_total`
 /// the main memory's capacity, bytes.
 pub fn place_levels(
-    sweep: &[SweepPoint],
+    sweep: &[BandwidthPoint],
     caches: &[CacheLevel],
     mem_total: Option<f64>,
     tolerance: f64,
@@ -320,7 +320,7 @@ pub fn place_levels(
 }
 
 fn main_fallback(
-    sweep: &[SweepPoint],
+    sweep: &[BandwidthPoint],
     largest: f64,
     mem_total: Option<f64>,
     levels: &mut Vec<MeasuredLevel>,
@@ -346,8 +346,8 @@ mod tests {
     use super::*;
     use roofline_core::measured::Stat;
 
-    fn point(kernel: BandwidthKernel, ws: f64, bw: f64) -> SweepPoint {
-        SweepPoint {
+    fn point(kernel: BandwidthKernel, ws: f64, bw: f64) -> BandwidthPoint {
+        BandwidthPoint {
             kernel,
             working_set: ws,
             bandwidth: Stat {
@@ -366,7 +366,7 @@ mod tests {
     /// A synthetic machine: 2 threads; plateaus L1 (≤ 32 KiB) at 400 GB/s, L2 (128 to 512 KiB)
     /// at 200, L3 (2 to 4 MiB) at 100, DRAM (≥ 32 MiB) at 40; between plateaus the curve falls
     /// geometrically in log size, as a real one slopes. Copy and triad at half the read figure.
-    fn staircase(sizes: &[f64]) -> Vec<SweepPoint> {
+    fn staircase(sizes: &[f64]) -> Vec<BandwidthPoint> {
         let steps: [(f64, f64); 6] = [
             (32.0 * KI, 400e9),
             (128.0 * KI, 200e9),
@@ -498,7 +498,7 @@ mod tests {
         // The OS says 8 MiB of L3, but the curve stays at 100 GB/s up to 48 MiB (the VM hides a
         // bigger cache): DRAM must come from the last plateau, not from 32 MiB on.
         let sizes = sweep_sizes(16.0 * KI, 512.0 * MI, 2);
-        let sweep: Vec<SweepPoint> = staircase(&sizes)
+        let sweep: Vec<BandwidthPoint> = staircase(&sizes)
             .into_iter()
             .map(|mut p| {
                 if p.working_set > 6.0 * MI && p.working_set <= 48.0 * MI {

@@ -2,16 +2,16 @@
 
 use crate::units::{human_bytes, human_flops, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
-use roofline_core::fusion::{ChainComparison, FusionComparison, FusionSummary, Regime};
+use roofline_core::fusion::{ChainComparison, FusionComparison, FusionSaving, FusionSummary};
 use roofline_core::workload::Stage;
 use serde_json::{json, Value};
 use std::io::Write;
 
-fn regime_text(r: Regime) -> &'static str {
+fn regime_text(r: FusionSaving) -> &'static str {
     match r {
-        Regime::Launches => "launch-bound: the saving is mostly kernel launches (decode at small batch: each kernel is tiny)",
-        Regime::Bytes => "bandwidth: the saving is mostly HBM bytes (large memory-bound intermediates, as in prefill)",
-        Regime::None => "nothing fused",
+        FusionSaving::Launches => "launch-bound: the saving is mostly kernel launches (decode at small batch: each kernel is tiny)",
+        FusionSaving::Bytes => "bandwidth: the saving is mostly HBM bytes (large memory-bound intermediates, as in prefill)",
+        FusionSaving::None => "nothing fused",
     }
 }
 

@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 /// One roof of the hierarchical chart.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Roof {
+pub struct HierRoof {
     /// What it is: `L1d`, `DRAM`, `fp32`.
     pub label: String,
     /// Bandwidth (B/s) for a memory roof, peak (FLOP/s or OP/s) for a compute roof.
@@ -40,9 +40,9 @@ pub struct HierChart {
     /// Second line.
     pub subtitle: String,
     /// Memory roofs, measured and theoretical.
-    pub memory: Vec<Roof>,
+    pub memory: Vec<HierRoof>,
     /// Compute roofs, measured and theoretical.
-    pub compute: Vec<Roof>,
+    pub compute: Vec<HierRoof>,
 }
 
 /// The colour of a memory level's roof, the same in the hierarchical and kernels plots.
@@ -84,7 +84,7 @@ impl HierChart {
         for l in &m.levels {
             let color = level_color(l.kind);
             if let Some(r) = l.read.filter(|r| *r > 0.0) {
-                memory.push(Roof {
+                memory.push(HierRoof {
                     label: format!("{} {}", l.name, human_bytes_per_s(r)),
                     value: r,
                     theoretical: false,
@@ -92,7 +92,7 @@ impl HierChart {
                 });
             }
             if let Some(t) = l.theoretical.filter(|t| *t > 0.0) {
-                memory.push(Roof {
+                memory.push(HierRoof {
                     label: format!("{} theoretical {}", l.name, human_bytes_per_s(t)),
                     value: t,
                     theoretical: true,
@@ -104,14 +104,14 @@ impl HierChart {
         for p in Precision::ALL {
             let Some(peak) = m.peak(p) else { continue };
             let color = precision_color(p);
-            compute.push(Roof {
+            compute.push(HierRoof {
                 label: format!("{p} {}", rate(p, peak.value.median)),
                 value: peak.value.median,
                 theoretical: false,
                 color,
             });
             if let Some(t) = peak.theoretical.filter(|t| *t > 0.0) {
-                compute.push(Roof {
+                compute.push(HierRoof {
                     label: format!("{p} theoretical {}", rate(p, t)),
                     value: t,
                     theoretical: true,

@@ -5,8 +5,8 @@
 
 use crate::analysis::{workload_line, AnalyzeReport};
 use crate::explain::to_html;
+use crate::op::ridge_distance_text;
 use crate::plot::xml_escape as esc;
-use crate::single::ridge_distance_text;
 use crate::units::{human_bytes, human_bytes_per_s, human_flops, human_flops_per_s};
 use crate::units::{human_intensity, human_seconds};
 use roofline_core::analysis::StageAnalysis;

@@ -273,7 +273,7 @@ fn write_table(m: &Measurement, device: &Device, out: &mut dyn Write) -> Result<
 mod tests {
     use super::*;
     use roofline_core::device::MemoryKind;
-    use roofline_core::measured::{MeasuredLevel, MeasuredPeak, Stat, SweepPoint};
+    use roofline_core::measured::{BandwidthPoint, MeasuredLevel, MeasuredPeak, Stat};
 
     fn stat(v: f64, stable: bool) -> Stat {
         Stat {
@@ -305,12 +305,12 @@ mod tests {
                 theoretical: Some(224e9),
             }],
             sweep: vec![
-                SweepPoint {
+                BandwidthPoint {
                     kernel: BandwidthKernel::Read,
                     working_set: 32768.0,
                     bandwidth: stat(380e9, true),
                 },
-                SweepPoint {
+                BandwidthPoint {
                     kernel: BandwidthKernel::Triad,
                     working_set: 32768.0,
                     bandwidth: stat(150e9, false),

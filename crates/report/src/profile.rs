@@ -11,7 +11,7 @@ use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::device::{Device, DeviceError};
 use roofline_core::precision::Precision;
 use roofline_core::profile::join::Join;
-use roofline_core::profile::place::{by_regime, Placement, Regime};
+use roofline_core::profile::place::{by_regime, Placement, ProfiledBound};
 use roofline_core::profile::{EmpiricalRoof, Profile};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -22,7 +22,7 @@ pub const MAX_CHART_POINTS: usize = 30;
 
 /// What `roofline import` reports for a profile.
 #[derive(Debug, Clone, Copy)]
-pub struct KernelReport<'a> {
+pub struct ProfileReport<'a> {
     /// The profile as imported.
     pub profile: &'a Profile,
     /// Its kernels placed and ranked ([`roofline_core::profile::place::place_all`]).
@@ -62,12 +62,12 @@ fn opt<T>(x: Option<T>, f: impl Fn(T) -> String) -> String {
     x.map(f).unwrap_or_else(|| "—".into())
 }
 
-fn regime_advice(r: Regime) -> &'static str {
+fn regime_advice(r: ProfiledBound) -> &'static str {
     match r {
-        Regime::Launch => "fewer launches: fuse, CUDA graphs",
-        Regime::Memory => "fuse, batch, quantize",
-        Regime::Compute => "tensor cores, lower precision",
-        Regime::Unknown => "no cost or no roof: see the notes",
+        ProfiledBound::Launch => "fewer launches: fuse, CUDA graphs",
+        ProfiledBound::Memory => "fuse, batch, quantize",
+        ProfiledBound::Compute => "tensor cores, lower precision",
+        ProfiledBound::Unknown => "no cost or no roof: see the notes",
     }
 }
 
@@ -90,15 +90,15 @@ fn roof_line(d: Option<&Device>) -> String {
 ///
 /// # Errors
 /// A failed write.
-pub fn write_kernels(
-    r: &KernelReport<'_>,
+pub fn write_profiled(
+    r: &ProfileReport<'_>,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<(), WriteError> {
     match format {
         Format::Table => kernels_table(r, out),
         Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &kernels_json(r))?;
+            serde_json::to_writer_pretty(&mut *out, &profiled_json(r))?;
             writeln!(out)?;
             Ok(())
         }
@@ -106,7 +106,7 @@ pub fn write_kernels(
     }
 }
 
-fn kernels_table(r: &KernelReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
+fn kernels_table(r: &ProfileReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
     let p = r.profile;
     writeln!(
         out,
@@ -175,7 +175,11 @@ fn kernels_table(r: &KernelReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
         )?;
     }
     let mut advised = 0;
-    for pl in r.placements.iter().filter(|p| p.regime != Regime::Unknown) {
+    for pl in r
+        .placements
+        .iter()
+        .filter(|p| p.regime != ProfiledBound::Unknown)
+    {
         if advised == 3 {
             break;
         }
@@ -248,7 +252,7 @@ fn placement_json(rank: usize, pl: &Placement, p: &Profile) -> Value {
 }
 
 /// The profile report as JSON (base units: FLOP, bytes, seconds).
-pub fn kernels_json(r: &KernelReport<'_>) -> Value {
+pub fn profiled_json(r: &ProfileReport<'_>) -> Value {
     let p = r.profile;
     json!({
         "schema_version": SCHEMA_VERSION,
@@ -277,7 +281,7 @@ fn num(x: Option<f64>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn kernels_csv(r: &KernelReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
+fn kernels_csv(r: &ProfileReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record([
         "rank",
@@ -627,7 +631,7 @@ fn join_json(j: &Join) -> Value {
 }
 
 /// Kernels of one name and shape, summed for the chart.
-struct KernelKind<'a> {
+struct ProfiledKind<'a> {
     first: &'a Placement,
     count: u64,
     time: f64,
@@ -656,7 +660,7 @@ pub fn profile_chart(
         }
     }
     let chip = ChipRoofline::from_device(device, &used)?;
-    let mut kinds: Vec<KernelKind<'_>> = Vec::new();
+    let mut kinds: Vec<ProfiledKind<'_>> = Vec::new();
     for pl in placements {
         let (flops, bytes) = (pl.flops.get(), pl.bytes.map(|b| b.get()).unwrap_or(0.0));
         let lost = pl.time_lost.map(|x| x.get()).unwrap_or(0.0);
@@ -671,7 +675,7 @@ pub fn profile_chart(
                 k.bytes += bytes;
                 k.lost += lost;
             }
-            None => kinds.push(KernelKind {
+            None => kinds.push(ProfiledKind {
                 first: pl,
                 count: 1,
                 time: pl.duration.get(),

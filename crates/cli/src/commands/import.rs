@@ -12,8 +12,8 @@ use roofline_core::profile::{EmpiricalRoof, Profile, ProfileFormat};
 use roofline_inputs::hardware::{device_to_toml, find_device};
 use roofline_inputs::profile::{load, Imported};
 use roofline_report::profile::{
-    html_section, insert_section, profile_chart, roof_chart, write_joins, write_kernels,
-    write_roof, KernelReport,
+    html_section, insert_section, profile_chart, roof_chart, write_joins, write_profiled,
+    write_roof, ProfileReport,
 };
 use roofline_report::Format;
 use std::io::Write;
@@ -51,8 +51,8 @@ pub fn run(a: &ImportArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 let chart = profile_chart(&profile, &placements, d).map_err(AnalysisError::from)?;
                 super::plot::write_plot(path, force, &chart)?;
             }
-            write_kernels(
-                &KernelReport {
+            write_profiled(
+                &ProfileReport {
                     profile: &profile,
                     placements: &placements,
                     device: device.as_ref(),

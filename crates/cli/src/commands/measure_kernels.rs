@@ -11,8 +11,8 @@ use roofline_core::prediction::device_with_best_bandwidths;
 use roofline_inputs::hardware::find_device;
 use roofline_measure::suite::{check_only, run_cpu, run_gpu, SuiteOptions};
 use roofline_measure::CpuOptions;
-use roofline_report::kernels::{write_kernels, KernelsContext};
-use roofline_report::kernels_plot::{render, KernelsChart};
+use roofline_report::suite::{write_suite, SuiteContext};
+use roofline_report::suite_plot::{render, SuiteChart};
 use std::io::Write;
 
 pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> {
@@ -78,7 +78,7 @@ pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> 
         format!("CPU, {} threads", run.threads)
     };
     if let (Some(path), Some(format)) = (&a.plot.plot, plot_format) {
-        let chart = KernelsChart::new(&check, &device, &format!("{target} · {source}"));
+        let chart = SuiteChart::new(&check, &device, &format!("{target} · {source}"));
         let bytes = render(&chart, format).map_err(|e| CliError {
             kind: Kind::Internal,
             message: e.to_string(),
@@ -93,13 +93,13 @@ pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> 
             device.id
         ));
     }
-    let cx = KernelsContext {
+    let cx = SuiteContext {
         device: &device,
         roofline_source: source,
         target,
         method: run.method.clone(),
         notes,
     };
-    write_kernels(&check, &cx, a.format.format.into(), out)?;
+    write_suite(&check, &cx, a.format.format.into(), out)?;
     Ok(())
 }

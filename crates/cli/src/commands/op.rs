@@ -4,12 +4,12 @@ use crate::args::{OpArgs, OpCommand};
 use crate::error::CliError;
 use roofline_core::analysis::AnalysisError;
 use roofline_core::explain::explain_op;
+use roofline_core::one_op::{evaluate_ops, AttentionSpec};
 use roofline_core::ops::{Compute, Elementwise, Gemm, LayerNorm, Op, RmsNorm, Softmax};
-use roofline_core::single::{evaluate_ops, AttentionSpec};
 use roofline_inputs::hardware::find_device;
 use roofline_report::explain::write_derivations;
+use roofline_report::op::{write_op, OpReport};
 use roofline_report::plot::RooflineChart;
-use roofline_report::single::{write_op, OpReport};
 use std::io::Write;
 
 /// Named kernels, in the order they run.

@@ -56,6 +56,9 @@ pub fn shared(path: &str) -> PathBuf {
         .join(path)
 }
 
+/// Llama-2-7B's config.json, the file the catalog embeds (`crates/inputs/catalog/models`).
+pub const LLAMA2_7B_CONFIG: &str = include_str!("../../../inputs/catalog/models/llama-2-7b.json");
+
 /// This machine's roofline as `roofline measure --quick` wrote it (committed with the repo).
 pub fn this_cpu() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/small-llama/this-cpu.toml")

@@ -4,10 +4,10 @@
 use super::{plain_number, qty, Outcome, Step, ROOFLINE_SOURCE};
 use crate::analysis::OpRow;
 use crate::device::Device;
+use crate::one_op::RidgeDistance;
 use crate::ops::Compute;
 use crate::precision::Precision;
 use crate::roofline::Bound;
-use crate::single::RidgeDistance;
 use crate::units::BytesPerSec;
 
 /// The cited peak an operator is held against, a description of which peak that is, and its

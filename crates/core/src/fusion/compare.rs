@@ -14,7 +14,7 @@ use serde::Serialize;
 /// Where a fusion's saving comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Regime {
+pub enum FusionSaving {
     /// Fewer kernel launches save more time than fewer bytes (decode at small batch: every
     /// kernel is tiny, launch overhead dominates).
     Launches,
@@ -43,16 +43,16 @@ pub struct FusionComparison {
     /// Roofline (bytes and FLOPs) time saved, seconds.
     pub roofline_saved: Seconds,
     /// Which saving dominates.
-    pub regime: Regime,
+    pub regime: FusionSaving,
 }
 
-fn regime(launch_saved: Seconds, roofline_saved: Seconds) -> Regime {
+fn regime(launch_saved: Seconds, roofline_saved: Seconds) -> FusionSaving {
     if launch_saved.get() <= 0.0 && roofline_saved.get() <= 0.0 {
-        Regime::None
+        FusionSaving::None
     } else if launch_saved >= roofline_saved {
-        Regime::Launches
+        FusionSaving::Launches
     } else {
-        Regime::Bytes
+        FusionSaving::Bytes
     }
 }
 
@@ -107,7 +107,7 @@ pub struct ChainComparison {
     /// Separate time / fused time, launch overhead included.
     pub speedup: f64,
     /// Which saving dominates.
-    pub regime: Regime,
+    pub regime: FusionSaving,
 }
 
 /// Builds `spec`, prices it as separate kernels and as one fused kernel on `device`.
@@ -203,8 +203,8 @@ impl std::error::Error for ChainCompareError {}
 mod tests {
     use super::*;
     use crate::decoder::build_graph;
-    use crate::device::tests::h100_sxm;
-    use crate::model::tests::llama2_7b;
+    use crate::fixtures::h100_sxm;
+    use crate::fixtures::llama2_7b;
     use crate::workload::{Precisions, Stage, Workload};
 
     fn graph(stage: Stage) -> OpGraph {
@@ -234,7 +234,7 @@ mod tests {
         )?;
         // 13 fewer kernels per block × 32 blocks × 5 µs = 2.08 ms of launches saved.
         assert!((dec.launch_saved.get() - 13.0 * 32.0 * 5e-6).abs() < 1e-12);
-        assert_eq!(dec.regime, Regime::Launches);
+        assert_eq!(dec.regime, FusionSaving::Launches);
         let pre = compare_preset(
             &graph(Stage::Prefill),
             Preset::Compiled,
@@ -242,7 +242,7 @@ mod tests {
             &d,
             launch,
         )?;
-        assert_eq!(pre.regime, Regime::Bytes);
+        assert_eq!(pre.regime, FusionSaving::Bytes);
         assert!(pre.speedup > 1.0);
         Ok(())
     }

@@ -23,9 +23,10 @@ pub mod tile;
 
 pub use chain::{chain_graph, ChainError, ChainSpec};
 pub use compare::{
-    compare_chain, compare_preset, ChainCompareError, ChainComparison, FusionComparison, Regime,
+    compare_chain, compare_preset, ChainCompareError, ChainComparison, FusionComparison,
+    FusionSaving,
 };
-pub use plan::{evaluate_plan, plan, plan_chain, FusionPlan, FusionSummary, Kernel, Rejected};
+pub use plan::{evaluate_plan, plan, plan_chain, FusedKernel, FusionPlan, FusionSummary, Rejected};
 pub use rules::{Preset, Rule};
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 /// One kernel of a plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Kernel {
+pub struct FusedKernel {
     /// Its operators' names joined with `+`.
     pub name: String,
     /// Indices of its nodes in the graph, in forward order.
@@ -45,7 +45,7 @@ pub struct Rejected {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FusionPlan {
     /// Kernels in forward order.
-    pub kernels: Vec<Kernel>,
+    pub kernels: Vec<FusedKernel>,
     /// Fusions not applied, with the reason.
     pub rejected: Vec<Rejected>,
 }
@@ -416,7 +416,7 @@ fn sv_dim(op: &Op) -> Option<u64> {
     }
 }
 
-fn kernels_from(graph: &OpGraph, g: &Groups) -> Vec<Kernel> {
+fn kernels_from(graph: &OpGraph, g: &Groups) -> Vec<FusedKernel> {
     let mut seen = Vec::new();
     let mut out = Vec::new();
     for i in 0..graph.nodes.len() {
@@ -444,7 +444,7 @@ fn kernel(
     rules: Vec<Rule>,
     tile: Option<TilePlan>,
     flash: Option<FlashAttention>,
-) -> Kernel {
+) -> FusedKernel {
     let inside = |i: usize| nodes.contains(&i);
     let name = nodes
         .iter()
@@ -489,7 +489,7 @@ fn kernel(
         }
         c
     };
-    Kernel {
+    FusedKernel {
         name,
         nodes: nodes.to_vec(),
         rules,

@@ -2,9 +2,9 @@
 
 use super::*;
 use crate::decoder::build_graph;
-use crate::device::tests::h100_sxm;
+use crate::fixtures::h100_sxm;
+use crate::fixtures::llama2_7b;
 use crate::graph::OpGraph;
-use crate::model::tests::llama2_7b;
 use crate::precision::Precision;
 use crate::units::Bytes;
 use crate::workload::{Precisions, Stage, Workload};

@@ -34,7 +34,7 @@
 //! [`FlashAttention`]: crate::ops::FlashAttention
 
 use super::aten::{shaped_op, MapKind, Shaped};
-use super::{MeasuredKernel, Profile};
+use super::{Profile, ProfiledKernel};
 use crate::analysis::StageAnalysis;
 use crate::graph::{Role, Span};
 use crate::ops::{Op, OpKind};
@@ -210,7 +210,7 @@ struct Item {
     gemm_m: Option<u64>,
 }
 
-fn item_of(k: &MeasuredKernel) -> (Item, Option<Shaped>) {
+fn item_of(k: &ProfiledKernel) -> (Item, Option<Shaped>) {
     let shaped =
         k.op.as_ref()
             .and_then(|o| shaped_op(&o.name, &o.shapes, &o.types, &o.values));
@@ -241,7 +241,7 @@ fn item_of(k: &MeasuredKernel) -> (Item, Option<Shaped>) {
 /// The profiled operators of `kernels` in order: kernels of one operator instance merged, and
 /// Hugging Face's RMSNorm pieces (`pow`, then `mean`, `add`, `rsqrt`, `mul`, and a second `mul`
 /// by the weight) merged into one norm.
-fn items(kernels: &[MeasuredKernel]) -> Vec<Item> {
+fn items(kernels: &[ProfiledKernel]) -> Vec<Item> {
     let mut merged: Vec<(Item, Option<Shaped>, Option<u64>)> = Vec::new();
     for k in kernels {
         let inst = k.op.as_ref().and_then(|o| o.instance);

@@ -3,10 +3,10 @@
 
 use super::*;
 use crate::analysis::analyze;
-use crate::device::tests::h100_sxm;
-use crate::model::tests::llama2_7b;
+use crate::fixtures::h100_sxm;
+use crate::fixtures::llama2_7b;
 use crate::model::Transformer;
-use crate::profile::{ArgShape, CostSource, FrameworkOp, MeasuredKernel, ProfileFormat};
+use crate::profile::{ArgShape, CostSource, FrameworkOp, ProfileFormat, ProfiledKernel};
 use crate::workload::{Precisions, Workload};
 
 const S: u64 = 8;
@@ -37,8 +37,8 @@ fn workload(p: Precision) -> Workload {
 
 /// A CPU operator of `us` microseconds with these argument dims, all fp32 tensors (an empty
 /// dims list is a scalar).
-fn op(name: &str, dims: &[&[u64]], us: f64) -> MeasuredKernel {
-    MeasuredKernel {
+fn op(name: &str, dims: &[&[u64]], us: f64) -> ProfiledKernel {
+    ProfiledKernel {
         name: name.into(),
         index: 0,
         duration: Seconds(us / 1e6),
@@ -63,7 +63,7 @@ fn op(name: &str, dims: &[&[u64]], us: f64) -> MeasuredKernel {
     }
 }
 
-fn norm(last_mul: f64) -> Vec<MeasuredKernel> {
+fn norm(last_mul: f64) -> Vec<ProfiledKernel> {
     let (x, r): (&[u64], &[u64]) = (&[1, S, 256], &[1, S, 1]);
     vec![
         op("aten::pow", &[x, &[]], 5.0),
@@ -75,11 +75,11 @@ fn norm(last_mul: f64) -> Vec<MeasuredKernel> {
     ]
 }
 
-fn linear(k: u64, n: u64, us: f64) -> MeasuredKernel {
+fn linear(k: u64, n: u64, us: f64) -> ProfiledKernel {
     op("aten::linear", &[&[1, S, k], &[n, k]], us)
 }
 
-fn trace() -> Vec<MeasuredKernel> {
+fn trace() -> Vec<ProfiledKernel> {
     let mut v = vec![op("aten::embedding", &[&[1000, 256], &[1, S]], 20.0)];
     for _ in 0..2 {
         v.extend(norm(8.0)); // input_layernorm: 31
@@ -105,7 +105,7 @@ fn trace() -> Vec<MeasuredKernel> {
     v
 }
 
-fn profile(kernels: Vec<MeasuredKernel>) -> Profile {
+fn profile(kernels: Vec<ProfiledKernel>) -> Profile {
     Profile {
         format: ProfileFormat::TorchTrace,
         origin: "t.json".into(),
@@ -117,7 +117,7 @@ fn profile(kernels: Vec<MeasuredKernel>) -> Profile {
     }
 }
 
-fn joined(p: Precision, kernels: Vec<MeasuredKernel>) -> Result<Join, Box<dyn std::error::Error>> {
+fn joined(p: Precision, kernels: Vec<ProfiledKernel>) -> Result<Join, Box<dyn std::error::Error>> {
     let (m, w) = (small(), workload(p));
     let a = analyze(&m, &w, &h100_sxm(), crate::memory::Reserve::DEFAULT)?;
     Ok(join(&a, &profile(kernels)))
@@ -187,7 +187,7 @@ fn mismatches_are_named() -> Result<(), Box<dyn std::error::Error>> {
         j.notes
     );
     // A profile of another length: no GEMM matches, and the note names its m.
-    let other: Vec<MeasuredKernel> = vec![op("aten::mm", &[&[128, 256], &[256, 256]], 10.0)];
+    let other: Vec<ProfiledKernel> = vec![op("aten::mm", &[&[128, 256], &[256, 256]], 10.0)];
     let j = joined(Precision::Fp32, other)?;
     assert!(
         j.notes.iter().any(|n| n.contains("m = 128")),

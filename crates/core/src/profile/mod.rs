@@ -6,7 +6,7 @@
 //! Readers live in `roofline-inputs` (`profile::{ncu, torch, mixbench, ert}`); this module is
 //! pure: no file, no clock.
 //!
-//! - [`MeasuredKernel`]: one kernel (or one framework operator on a CPU) with its duration and,
+//! - [`ProfiledKernel`]: one kernel (or one framework operator on a CPU) with its duration and,
 //!   where known, FLOPs by precision and bytes moved, from hardware counters or from our cost
 //!   model by shape ([`aten`]).
 //! - [`EmpiricalRoof`]: peaks and bandwidths a microbenchmark reached, turned into a [`Device`].
@@ -110,7 +110,7 @@ pub struct FrameworkOp {
 /// no kernels, it is the outermost operator we can cost (an `aten::linear` with its `aten::mm`
 /// inside counts once).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MeasuredKernel {
+pub struct ProfiledKernel {
     /// Kernel name (`void cutlass::Kernel<…>`, `triad_kernel(float*, …)`), or the operator's on
     /// a CPU.
     pub name: String,
@@ -140,7 +140,7 @@ pub struct MeasuredKernel {
     pub shaped_as: Option<String>,
 }
 
-impl MeasuredKernel {
+impl ProfiledKernel {
     /// All FLOPs, any precision.
     pub fn total_flops(&self) -> Flop {
         self.flops.iter().map(|(_, f)| *f).sum()
@@ -199,7 +199,7 @@ pub struct Profile {
     /// The file it came from, as named in messages.
     pub origin: String,
     /// Kernels, in file (time) order.
-    pub kernels: Vec<MeasuredKernel>,
+    pub kernels: Vec<ProfiledKernel>,
     /// Forward passes (profiler steps) the profile covers: `ProfilerStep#N` annotations in a
     /// trace, else 1.
     pub steps: u64,
@@ -216,8 +216,8 @@ pub struct Profile {
 mod tests {
     use super::*;
 
-    fn k(flops: Vec<(Precision, Flop)>, r: Option<f64>, w: Option<f64>) -> MeasuredKernel {
-        MeasuredKernel {
+    fn k(flops: Vec<(Precision, Flop)>, r: Option<f64>, w: Option<f64>) -> ProfiledKernel {
+        ProfiledKernel {
             name: "k".into(),
             index: 0,
             duration: Seconds(1e-6),

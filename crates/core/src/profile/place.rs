@@ -16,7 +16,7 @@
 //! **compute**. The advice per regime is the seed's: memory-bound → fuse, batch, quantize;
 //! compute-bound → tensor cores, lower precision; launch-bound → fewer launches, CUDA graphs.
 
-use super::{CostSource, MeasuredKernel};
+use super::{CostSource, ProfiledKernel};
 use crate::device::Device;
 use crate::ops::Compute;
 use crate::precision::Precision;
@@ -32,10 +32,10 @@ pub const LOW_FRACTION: f64 = 0.5;
 /// cache.
 pub const ABOVE_ROOF: f64 = 1.05;
 
-/// What limits a measured kernel.
+/// What limits a profiled kernel (its regime).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Regime {
+pub enum ProfiledBound {
     /// Shorter than one launch: launch overhead dominates.
     Launch,
     /// Intensity below the ridge: bandwidth limits it.
@@ -46,13 +46,13 @@ pub enum Regime {
     Unknown,
 }
 
-impl fmt::Display for Regime {
+impl fmt::Display for ProfiledBound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Regime::Launch => "launch",
-            Regime::Memory => "memory",
-            Regime::Compute => "compute",
-            Regime::Unknown => "unknown",
+            ProfiledBound::Launch => "launch",
+            ProfiledBound::Memory => "memory",
+            ProfiledBound::Compute => "compute",
+            ProfiledBound::Unknown => "unknown",
         })
     }
 }
@@ -96,7 +96,7 @@ pub struct Placement {
     /// Memory or compute, by intensity against the ridge.
     pub bound: Option<Bound>,
     /// What limits it.
-    pub regime: Regime,
+    pub regime: ProfiledBound,
     /// What to do about it.
     pub advice: String,
 }
@@ -109,7 +109,7 @@ pub struct Placement {
 ///
 /// # Errors
 /// The chip's message when it has neither the peak needed nor an fp32 peak.
-fn peak_of(k: &MeasuredKernel, device: &Device) -> Result<(FlopPerSec, Precision), String> {
+fn peak_of(k: &ProfiledKernel, device: &Device) -> Result<(FlopPerSec, Precision), String> {
     let dominant = k.dominant_precision().unwrap_or(Precision::Fp32);
     let want = match k.compute {
         Some(Compute::Matrix(p)) => p,
@@ -128,21 +128,23 @@ fn peak_of(k: &MeasuredKernel, device: &Device) -> Result<(FlopPerSec, Precision
 }
 
 fn advice(
-    regime: Regime,
+    regime: ProfiledBound,
     fraction: Option<f64>,
-    k: &MeasuredKernel,
+    k: &ProfiledKernel,
     used: Option<Precision>,
 ) -> String {
     let mut a = match regime {
-        Regime::Launch => {
+        ProfiledBound::Launch => {
             "launch-bound (shorter than one launch): fewer launches: fuse it with its \
                            neighbours, capture CUDA graphs (torch.compile mode=\"reduce-overhead\")"
                 .to_string()
         }
-        Regime::Memory => "memory-bound: fuse it with its neighbours (its tensors stay on chip), \
+        ProfiledBound::Memory => {
+            "memory-bound: fuse it with its neighbours (its tensors stay on chip), \
                            batch more tokens per weight read, quantize (fewer bytes per element)"
-            .to_string(),
-        Regime::Compute => {
+                .to_string()
+        }
+        ProfiledBound::Compute => {
             let on_matrix = matches!(k.compute, Some(Compute::Matrix(_)))
                 || k.tensor_instructions.is_some_and(|t| t > 0.0);
             let wide = matches!(
@@ -166,7 +168,7 @@ fn advice(
                 }
             }
         }
-        Regime::Unknown => {
+        ProfiledBound::Unknown => {
             if k.cost_source == CostSource::Unknown {
                 "no FLOPs or bytes known: profile it with ncu (DRAM bytes, FLOP counters) or record \
                  shapes (torch.profiler record_shapes=True)"
@@ -183,7 +185,7 @@ fn advice(
              main-memory traffic), hold it against that cache's roof",
             f * 100.0
         )),
-        Some(f) if f < LOW_FRACTION && regime != Regime::Launch => a.push_str(&format!(
+        Some(f) if f < LOW_FRACTION && regime != ProfiledBound::Launch => a.push_str(&format!(
             "; at {:.0} % of its roof: check access patterns (coalescing, strides), occupancy \
              and tile shapes",
             f * 100.0
@@ -199,7 +201,7 @@ fn advice(
 }
 
 /// Places one kernel under the roof of `device` (or under none: achieved figures only).
-pub fn place_kernel(k: &MeasuredKernel, device: Option<&Device>) -> Placement {
+pub fn place_kernel(k: &ProfiledKernel, device: Option<&Device>) -> Placement {
     let t = k.duration;
     let flops = k.total_flops();
     let bytes = k.bytes();
@@ -226,7 +228,7 @@ pub fn place_kernel(k: &MeasuredKernel, device: Option<&Device>) -> Placement {
         fraction_of_roof: None,
         time_lost: None,
         bound: None,
-        regime: Regime::Unknown,
+        regime: ProfiledBound::Unknown,
         advice: String::new(),
     };
     let roof = device.and_then(|d| {
@@ -257,11 +259,11 @@ pub fn place_kernel(k: &MeasuredKernel, device: Option<&Device>) -> Placement {
         p.time_lost = Some(Seconds((t.get() - ideal.get()).max(0.0)));
         p.bound = bytes.map(|_| pt.bound);
         p.regime = if t < launch {
-            Regime::Launch
+            ProfiledBound::Launch
         } else {
             match pt.bound {
-                Bound::Memory if bytes.is_some() => Regime::Memory,
-                _ => Regime::Compute,
+                Bound::Memory if bytes.is_some() => ProfiledBound::Memory,
+                _ => ProfiledBound::Compute,
             }
         };
     }
@@ -271,7 +273,7 @@ pub fn place_kernel(k: &MeasuredKernel, device: Option<&Device>) -> Placement {
 
 /// Places every kernel of `kernels` and ranks them: by time lost against their roof, largest
 /// first; kernels without a roof after them, longest first.
-pub fn place_all(kernels: &[MeasuredKernel], device: Option<&Device>) -> Vec<Placement> {
+pub fn place_all(kernels: &[ProfiledKernel], device: Option<&Device>) -> Vec<Placement> {
     let mut out: Vec<Placement> = kernels.iter().map(|k| place_kernel(k, device)).collect();
     out.sort_by(|a, b| match (a.time_lost, b.time_lost) {
         (Some(x), Some(y)) => y.get().total_cmp(&x.get()),
@@ -284,9 +286,9 @@ pub fn place_all(kernels: &[MeasuredKernel], device: Option<&Device>) -> Vec<Pla
 
 /// Time and count per regime, for a summary line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RegimeTotal {
+pub struct ProfiledBoundTotal {
     /// The regime.
-    pub regime: Regime,
+    pub regime: ProfiledBound,
     /// Kernels in it.
     pub kernels: u64,
     /// Their measured time, seconds.
@@ -297,17 +299,17 @@ pub struct RegimeTotal {
 
 /// Sums of [`place_all`]'s placements per regime, in the order launch, memory, compute,
 /// unknown; regimes with no kernel left out.
-pub fn by_regime(placements: &[Placement]) -> Vec<RegimeTotal> {
+pub fn by_regime(placements: &[Placement]) -> Vec<ProfiledBoundTotal> {
     [
-        Regime::Launch,
-        Regime::Memory,
-        Regime::Compute,
-        Regime::Unknown,
+        ProfiledBound::Launch,
+        ProfiledBound::Memory,
+        ProfiledBound::Compute,
+        ProfiledBound::Unknown,
     ]
     .into_iter()
     .filter_map(|r| {
         let of: Vec<&Placement> = placements.iter().filter(|p| p.regime == r).collect();
-        (!of.is_empty()).then(|| RegimeTotal {
+        (!of.is_empty()).then(|| ProfiledBoundTotal {
             regime: r,
             kernels: of.len() as u64,
             time: of.iter().map(|p| p.duration).sum(),
@@ -320,10 +322,10 @@ pub fn by_regime(placements: &[Placement]) -> Vec<RegimeTotal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::tests::h100_sxm;
+    use crate::fixtures::h100_sxm;
 
-    fn kernel(f: f64, b: Option<f64>, secs: f64, compute: Option<Compute>) -> MeasuredKernel {
-        MeasuredKernel {
+    fn kernel(f: f64, b: Option<f64>, secs: f64, compute: Option<Compute>) -> ProfiledKernel {
+        ProfiledKernel {
             name: "k".into(),
             index: 0,
             duration: Seconds(secs),
@@ -357,7 +359,7 @@ mod tests {
             (p.time_lost.ok_or("expected a value, got None")?.get() - (100e-6 - ideal)).abs()
                 < 1e-15
         );
-        assert_eq!(p.regime, Regime::Memory);
+        assert_eq!(p.regime, ProfiledBound::Memory);
         assert_eq!(p.bound, Some(Bound::Memory));
         assert_eq!(
             p.roof.ok_or("expected a value, got None")?.peak.get(),
@@ -374,7 +376,7 @@ mod tests {
     ) -> Result<(), Box<dyn std::error::Error>> {
         let d = h100_sxm(); // 5 µs launch overhead
         let short = kernel(1e6, Some(1e6), 2e-6, None);
-        assert_eq!(place_kernel(&short, Some(&d)).regime, Regime::Launch);
+        assert_eq!(place_kernel(&short, Some(&d)).regime, ProfiledBound::Launch);
         assert!(place_kernel(&short, Some(&d))
             .advice
             .contains("CUDA graphs"));
@@ -387,7 +389,7 @@ mod tests {
         );
         g.flops = vec![(Precision::Bf16, Flop(1e12))];
         let p = place_kernel(&g, Some(&d));
-        assert_eq!(p.regime, Regime::Compute);
+        assert_eq!(p.regime, ProfiledBound::Compute);
         assert_eq!(
             p.roof.ok_or("expected a value, got None")?.peak.get(),
             989.5e12
@@ -416,9 +418,9 @@ mod tests {
         let ranked = place_all(&[a, u, b], Some(&d));
         let names: Vec<&str> = ranked.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["b", "a", "u"]);
-        assert_eq!(ranked[2].regime, Regime::Unknown);
+        assert_eq!(ranked[2].regime, ProfiledBound::Unknown);
         let totals = by_regime(&ranked);
-        assert_eq!(totals[0].regime, Regime::Memory);
+        assert_eq!(totals[0].regime, ProfiledBound::Memory);
         assert_eq!(totals[0].kernels, 2);
         assert!((totals[0].time_lost.get() - 38e-6).abs() < 1e-15);
     }
@@ -438,7 +440,7 @@ mod tests {
     fn without_a_chip_only_achieved_figures() -> Result<(), Box<dyn std::error::Error>> {
         let k = kernel(2e9, Some(1e9), 1e-3, None);
         let p = place_kernel(&k, None);
-        assert_eq!(p.regime, Regime::Unknown);
+        assert_eq!(p.regime, ProfiledBound::Unknown);
         assert_eq!(p.achieved.get(), 2e12);
         assert_eq!(p.intensity.ok_or("expected a value, got None")?.get(), 2.0);
         assert!(p.roof.is_none() && p.fraction_of_roof.is_none());

@@ -28,7 +28,7 @@
 use super::{at_line, parse_number};
 use crate::error::InputError;
 use roofline_core::precision::Precision;
-use roofline_core::profile::{CostSource, MeasuredKernel, Profile, ProfileFormat};
+use roofline_core::profile::{CostSource, Profile, ProfileFormat, ProfiledKernel};
 use roofline_core::units::{Bytes, Flop, Seconds};
 
 /// The metrics the roofline needs, for the hint of a kernel that lacks them.
@@ -388,7 +388,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
                 k.tensor.unwrap_or(0.0)
             ));
         }
-        out.push(MeasuredKernel {
+        out.push(ProfiledKernel {
             name: k.name,
             index: k.id.parse().unwrap_or(i),
             duration: Seconds(d),

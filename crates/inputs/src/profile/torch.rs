@@ -27,7 +27,7 @@ use roofline_core::ops::Compute;
 use roofline_core::precision::Precision;
 use roofline_core::profile::aten::shaped_op;
 use roofline_core::profile::{
-    ArgShape, CostSource, FrameworkOp, MeasuredKernel, Profile, ProfileFormat, UncostedOps,
+    ArgShape, CostSource, FrameworkOp, Profile, ProfileFormat, ProfiledKernel, UncostedOps,
 };
 use roofline_core::units::{Bytes, Flop, Seconds};
 use serde_json::{Map, Value};
@@ -263,7 +263,7 @@ fn costed_kernel(
     op: FrameworkOp,
     share: f64,
     tensor_cores: bool,
-) -> MeasuredKernel {
+) -> ProfiledKernel {
     match shaped_op(&op.name, &op.shapes, &op.types, &op.values) {
         Some(s) => {
             let compute = match s.compute {
@@ -276,7 +276,7 @@ fn costed_kernel(
                 Compute::Matrix(p) => p,
                 Compute::Vector => s.precision,
             };
-            MeasuredKernel {
+            ProfiledKernel {
                 name,
                 index,
                 duration,
@@ -295,7 +295,7 @@ fn costed_kernel(
                 shaped_as: Some(s.description),
             }
         }
-        None => MeasuredKernel {
+        None => ProfiledKernel {
             name,
             index,
             duration,
@@ -410,7 +410,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
     })
 }
 
-type Parts = (Vec<MeasuredKernel>, Vec<UncostedOps>, Seconds);
+type Parts = (Vec<ProfiledKernel>, Vec<UncostedOps>, Seconds);
 
 fn cpu_profile(
     origin: &str,
@@ -587,7 +587,7 @@ fn gpu_profile(
             }
             None => {
                 unlinked += 1;
-                out.push(MeasuredKernel {
+                out.push(ProfiledKernel {
                     name: k.name.clone(),
                     index: k.index,
                     duration,

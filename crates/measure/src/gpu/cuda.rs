@@ -33,7 +33,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use roofline_core::device::MemoryKind;
-use roofline_core::measured::{BandwidthKernel, MeasuredPeak, Measurement, Stat, SweepPoint};
+use roofline_core::measured::{BandwidthKernel, BandwidthPoint, MeasuredPeak, Measurement, Stat};
 use roofline_core::precision::Precision;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -880,7 +880,7 @@ fn run(opts: &GpuOptions, progress: &mut dyn Progress) -> R<Measurement> {
                 .map_err(fail("cuLaunchKernel read_f4"))
         };
         if let Some(stat) = gpu.time(&bw_method, &mut launch, bytes)? {
-            sweep.push(SweepPoint {
+            sweep.push(BandwidthPoint {
                 kernel: BandwidthKernel::Read,
                 working_set: bytes,
                 bandwidth: stat,

@@ -13,7 +13,8 @@
 #![allow(unsafe_code)]
 
 use super::cpu::{self, AttentionShape, ChainShape, ChainWeights};
-use super::{filled, gpu_suite, kernel_method, selected, Spec, SuiteOptions, SuiteRun};
+use super::suites::selected;
+use super::{filled, gpu_suite, kernel_method, Spec, SuiteOptions, SuiteRun};
 use crate::method::Method;
 use crate::{MeasureError, Progress};
 use cudarc::cublas::{sys as blas, CudaBlas, Gemm, GemmConfig, StridedBatchedConfig};
@@ -23,7 +24,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use roofline_core::measured::Stat;
-use roofline_core::prediction::KernelTiming;
+use roofline_core::prediction::SuiteKernel;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -795,7 +796,7 @@ fn run_inner(opts: &SuiteOptions, progress: &mut dyn Progress) -> R<SuiteRun> {
         g.stream
             .synchronize()
             .map_err(fail("cuStreamSynchronize"))?;
-        timings.push(KernelTiming {
+        timings.push(SuiteKernel {
             name: spec.name(),
             family: spec.family().to_string(),
             note: spec.note(),

@@ -1,6 +1,6 @@
 //! The frame every roofline plot shares: a 70-pixel title band (title, subtitle) over a log-log
 //! chart with gridlines, tick labels and axis descriptions, drawn by `plotters`. The plot
-//! modules ([`crate::plot`], [`crate::hier_plot`], [`crate::kernels_plot`]) draw their roofs,
+//! modules ([`crate::plot`], [`crate::hier_plot`], [`crate::suite_plot`]) draw their roofs,
 //! points and labels on the chart it returns.
 
 use super::{pe, PlotError, FONT};

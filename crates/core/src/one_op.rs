@@ -243,7 +243,7 @@ pub fn total_time(rows: &[OpRow]) -> Seconds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::tests::h100_sxm;
+    use crate::fixtures::h100_sxm;
     use crate::ops::Gemm;
 
     #[test]

@@ -4,11 +4,11 @@
 //! point (FLOPs / predicted time, hollow), joined by a line; a legend panel on the right numbers
 //! the kernels and gives each one's error.
 //!
-//! The roofs are [`crate::hier_plot::Roof`]s drawn as [`crate::hier_plot`] draws them (slope-1
+//! The roofs are [`crate::hier_plot::HierRoof`]s drawn as [`crate::hier_plot`] draws them (slope-1
 //! memory roofs up to the compute roof, the compute roof from the fastest memory roof to the
 //! right edge); that module's chart has no points, hence this one.
 
-use crate::hier_plot::{level_color, Roof};
+use crate::hier_plot::{level_color, HierRoof};
 use crate::plot::frame::Frame;
 use crate::plot::{pe, svg_to_png, xml_escape, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
 use crate::units::{human_bytes_per_s, human_flops_per_s};
@@ -23,7 +23,7 @@ pub const LEGEND_WIDTH: u32 = 360;
 
 /// One kernel on the chart.
 #[derive(Debug, Clone, PartialEq)]
-pub struct KernelPoint {
+pub struct SuiteKernelPoint {
     /// Its number in the legend (1-based).
     pub number: usize,
     /// Its name.
@@ -44,20 +44,20 @@ pub struct KernelPoint {
 
 /// Everything the plot shows.
 #[derive(Debug, Clone, PartialEq)]
-pub struct KernelsChart {
+pub struct SuiteChart {
     /// First line.
     pub title: String,
     /// Second line.
     pub subtitle: String,
     /// Memory roofs, one per level with a bandwidth.
-    pub memory: Vec<Roof>,
+    pub memory: Vec<HierRoof>,
     /// Compute roofs (fp32).
-    pub compute: Vec<Roof>,
+    pub compute: Vec<HierRoof>,
     /// The GEMM ceiling the hierarchical prediction held matrix-unit launches against, where
     /// it is below the compute roof; drawn dashed.
-    pub ceiling: Option<Roof>,
+    pub ceiling: Option<HierRoof>,
     /// The kernels.
-    pub points: Vec<KernelPoint>,
+    pub points: Vec<SuiteKernelPoint>,
 }
 
 fn family_color(f: &str) -> (u8, u8, u8) {
@@ -72,7 +72,7 @@ fn family_color(f: &str) -> (u8, u8, u8) {
     }
 }
 
-impl KernelsChart {
+impl SuiteChart {
     /// The chart of a suite's check on `device` (the chip the predictions used).
     pub fn new(check: &SuiteCheck, device: &Device, subtitle: &str) -> Self {
         let memory = device
@@ -80,7 +80,7 @@ impl KernelsChart {
             .iter()
             .filter_map(|l| {
                 let bw = l.bandwidth.as_ref()?.value.get();
-                (bw > 0.0).then(|| Roof {
+                (bw > 0.0).then(|| HierRoof {
                     label: format!("{} {}", l.name, human_bytes_per_s(bw)),
                     value: bw,
                     theoretical: false,
@@ -91,7 +91,7 @@ impl KernelsChart {
         let compute = device
             .peak(Precision::Fp32)
             .ok()
-            .map(|p| Roof {
+            .map(|p| HierRoof {
                 label: format!("fp32 {}", human_flops_per_s(p.get())),
                 value: p.get(),
                 theoretical: false,
@@ -109,7 +109,7 @@ impl KernelsChart {
             .as_ref()
             .map(|c| c.value.get())
             .filter(|&c| c > 0.0 && c < peak)
-            .map(|c| Roof {
+            .map(|c| HierRoof {
                 label: format!("GEMM ceiling {}", human_flops_per_s(c)),
                 value: c,
                 theoretical: false,
@@ -120,7 +120,7 @@ impl KernelsChart {
             .iter()
             .enumerate()
             .filter(|(_, r)| r.intensity.get() > 0.0 && r.achieved.get() > 0.0)
-            .map(|(i, r)| KernelPoint {
+            .map(|(i, r)| SuiteKernelPoint {
                 number: i + 1,
                 name: r.name.clone(),
                 intensity: r.intensity.get(),
@@ -131,7 +131,7 @@ impl KernelsChart {
                 color: family_color(&r.family),
             })
             .collect();
-        KernelsChart {
+        SuiteChart {
             title: format!("Predicted against measured on {}", device.name),
             subtitle: format!(
                 "{subtitle} · filled: measured, hollow: predicted (hierarchical roofline) · median error {:.1} %",
@@ -197,7 +197,7 @@ struct Label {
 ///
 /// # Errors
 /// A [`PlotError`] if `plotters` fails to draw, or there is no roof.
-pub fn render_svg(chart: &KernelsChart) -> Result<String, PlotError> {
+pub fn render_svg(chart: &SuiteChart) -> Result<String, PlotError> {
     if chart.memory.is_empty() && chart.compute.is_empty() {
         return Err(PlotError("the chip has no roof to draw".into()));
     }
@@ -369,7 +369,7 @@ pub fn render_svg(chart: &KernelsChart) -> Result<String, PlotError> {
 ///
 /// # Errors
 /// A [`PlotError`] from drawing or rasterising.
-pub fn render(chart: &KernelsChart, format: PlotFormat) -> Result<Vec<u8>, PlotError> {
+pub fn render(chart: &SuiteChart, format: PlotFormat) -> Result<Vec<u8>, PlotError> {
     let svg = render_svg(chart)?;
     match format {
         PlotFormat::Svg => Ok(svg.into_bytes()),
@@ -380,12 +380,12 @@ pub fn render(chart: &KernelsChart, format: PlotFormat) -> Result<Vec<u8>, PlotE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::tests::{check, device};
+    use crate::suite::tests::{check, device};
 
     #[test]
     fn one_measured_and_one_predicted_point_per_kernel_joined(
     ) -> Result<(), Box<dyn std::error::Error>> {
-        let c = KernelsChart::new(&check()?, &device(), "test");
+        let c = SuiteChart::new(&check()?, &device(), "test");
         assert_eq!(c.points.len(), 2);
         assert_eq!(c.memory.len(), 2);
         assert_eq!(c.compute.len(), 1);
@@ -420,13 +420,13 @@ mod tests {
         let mut chk = check()?;
         // 80 GFLOP/s under the test chip's 100 GFLOP/s peak: drawn; 120 would not be.
         chk.ceilings.gemm = Some(Cited::new(FlopPerSec(80e9), "test"));
-        let c = KernelsChart::new(&chk, &device(), "test");
+        let c = SuiteChart::new(&chk, &device(), "test");
         assert_eq!(c.ceiling.as_ref().map(|r| r.value), Some(80e9));
         let svg = render_svg(&c)?;
         assert!(svg.contains("GEMM ceiling 80.0 GFLOP/s"), "label");
         assert_eq!(svg.matches(r#"class="roof-label""#).count(), 4);
         chk.ceilings.gemm = Some(Cited::new(FlopPerSec(120e9), "test"));
-        assert!(KernelsChart::new(&chk, &device(), "test").ceiling.is_none());
+        assert!(SuiteChart::new(&chk, &device(), "test").ceiling.is_none());
         Ok(())
     }
 }

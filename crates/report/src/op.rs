@@ -8,9 +8,9 @@ use crate::units::{human_intensity, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::analysis::OpRow;
 use roofline_core::device::Device;
+use roofline_core::one_op::{total_time, RidgeDistance};
 use roofline_core::ops::{Compute, Cost, Op};
 use roofline_core::roofline::Bound;
-use roofline_core::single::{total_time, RidgeDistance};
 use serde_json::{json, Value};
 use std::io::Write;
 

@@ -13,7 +13,7 @@ use std::io::Write;
 
 /// Where the roofline and the timings came from, for the header and the JSON.
 #[derive(Debug, Clone, PartialEq)]
-pub struct KernelsContext<'a> {
+pub struct SuiteContext<'a> {
     /// The chip the predictions use (measured now, or read from a chip file).
     pub device: &'a Device,
     /// How the roofline was obtained (`measured now (--quick)`, `chip file host.toml`).
@@ -65,9 +65,9 @@ fn roofs_line(d: &Device) -> String {
 ///
 /// # Errors
 /// A failed write.
-pub fn write_kernels(
+pub fn write_suite(
     check: &SuiteCheck,
-    cx: &KernelsContext<'_>,
+    cx: &SuiteContext<'_>,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<(), WriteError> {
@@ -149,7 +149,7 @@ pub fn write_kernels(
 
 fn write_table(
     check: &SuiteCheck,
-    cx: &KernelsContext<'_>,
+    cx: &SuiteContext<'_>,
     out: &mut dyn Write,
 ) -> Result<(), WriteError> {
     writeln!(
@@ -302,7 +302,7 @@ pub(crate) mod tests {
     use roofline_core::device::MemoryLevel;
     use roofline_core::measured::Stat;
     use roofline_core::ops::{Compute, Elementwise, Gemm, ADD_FLOPS_PER_ELEMENT};
-    use roofline_core::prediction::{check_suite, KernelTiming, Launch};
+    use roofline_core::prediction::{check_suite, Launch, SuiteKernel};
     use roofline_core::units::{Bytes, BytesPerSec, FlopPerSec, Seconds};
 
     /// 100 GFLOP/s fp32; L3 8 MiB at 50 GB/s; DRAM 10 GB/s.
@@ -351,7 +351,7 @@ pub(crate) mod tests {
         .cost();
         let gemm = Gemm::uniform(1024, 1024, 1024, Precision::Fp32).cost();
         let timings = vec![
-            KernelTiming {
+            SuiteKernel {
                 name: "add 16.8M".into(),
                 family: "elementwise".into(),
                 note: "n".into(),
@@ -365,7 +365,7 @@ pub(crate) mod tests {
                 time: stat(25e-3),
                 caveat: None,
             },
-            KernelTiming {
+            SuiteKernel {
                 name: "gemm 1024×1024×1024".into(),
                 family: "gemm".into(),
                 note: "square".into(),
@@ -396,7 +396,7 @@ pub(crate) mod tests {
 
     fn render_check(chk: &SuiteCheck, format: Format) -> Result<String, String> {
         let d = device();
-        let cx = KernelsContext {
+        let cx = SuiteContext {
             device: &d,
             roofline_source: "chip file box.toml".into(),
             target: "CPU, 2 threads".into(),
@@ -404,7 +404,7 @@ pub(crate) mod tests {
             notes: vec!["a note".into()],
         };
         let mut out = Vec::new();
-        write_kernels(chk, &cx, format, &mut out).map_err(|e| e.to_string())?;
+        write_suite(chk, &cx, format, &mut out).map_err(|e| e.to_string())?;
         String::from_utf8(out).map_err(|e| e.to_string())
     }
 

@@ -1,0 +1,78 @@
+//! `roofline analyze`.
+
+use super::common::{FormatArg, PlotArgs, StageArg};
+use super::values::{parse_duration_small, parse_precision, parse_preset, parse_reserve};
+use clap::Args;
+use roofline_core::precision::Precision;
+
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// A preset id (`llama-2-7b`, see `roofline models`), a config.json, or a folder holding one.
+    #[arg(default_value = "llama-2-7b")]
+    pub model: String,
+    /// Chip id (`roofline hardware list`) or a chip file in the catalog's TOML format.
+    #[arg(long, default_value = "a6000")]
+    pub hardware: String,
+    /// Which stage to analyse.
+    #[arg(long, value_enum, default_value_t = StageArg::Both)]
+    pub stage: StageArg,
+    /// Sequences processed together.
+    #[arg(long, default_value_t = 1)]
+    pub batch: u64,
+    /// Prefill: prompt tokens per sequence.
+    #[arg(long, default_value_t = 2048)]
+    pub seq_len: u64,
+    /// Decode: tokens already in the KV cache per sequence.
+    #[arg(long, default_value_t = 2048)]
+    pub context: u64,
+    /// Precision of weights, activations and KV cache (fp32, bf16, fp16, fp8, int8, int4).
+    #[arg(long, default_value = "bf16", value_parser = parse_precision)]
+    pub precision: Precision,
+    /// Weight precision, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub weight_precision: Option<Precision>,
+    /// KV-cache precision, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub kv_precision: Option<Precision>,
+    /// Group-wise weight quantization: one scale (and zero point) per this many weights
+    /// (GPTQ/AWQ use 128); the scales' bytes are added to every weight read.
+    #[arg(long)]
+    pub group_size: Option<u64>,
+    /// Precision of each group's scale.
+    #[arg(long, default_value = "fp16", value_parser = parse_precision)]
+    pub scale_precision: Precision,
+    /// Precision of each group's zero point, if the format has one (asymmetric quantization).
+    #[arg(long, value_parser = parse_precision)]
+    pub zero_point_precision: Option<Precision>,
+    /// W8A8 (SmoothQuant-style): weights and GEMM inputs in int8, GEMMs at the int8 peak;
+    /// norms, softmax and the residual stream stay in --precision.
+    #[arg(long)]
+    pub w8a8: bool,
+    /// Attention as one fused FlashAttention kernel instead of QKᵀ, softmax and S·V.
+    #[arg(long)]
+    pub flash_attention: bool,
+    /// Memory the runtime keeps for itself on the chip: a share of its capacity (`10%`, the
+    /// default: vLLM's --gpu-memory-utilization 0.9) or a size (`2GB`, `1.5GiB`, `0`); counted
+    /// in the memory footprint and in whether the model fits.
+    #[arg(long, default_value = "10%", value_parser = parse_reserve)]
+    pub memory_reserve: roofline_core::memory::Reserve,
+    /// Instead of the tables, the worked derivation of one operator (`q_proj`) in each stage.
+    #[arg(long, value_name = "OPERATOR")]
+    pub explain: Option<String>,
+    #[command(flatten)]
+    pub plot: PlotArgs,
+    /// Also report kernel fusion: eager (every operator its own kernel), compiled
+    /// (torch.compile-like) or max (every rule), before and after.
+    #[arg(long, value_parser = parse_preset)]
+    pub fusion: Option<roofline_core::fusion::Preset>,
+    /// A PyTorch profiler trace of this model's run (`roofline import` reads it): predicted
+    /// beside measured time per operator, matched by shape and forward order.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<std::path::PathBuf>,
+    /// Launch overhead per kernel, overriding the chip file's (`7us`, `0.5ms`, `5e-6`; seconds
+    /// when no unit is given).
+    #[arg(long, value_parser = parse_duration_small)]
+    pub launch_overhead: Option<f64>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}

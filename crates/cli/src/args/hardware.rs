@@ -1,0 +1,38 @@
+//! `roofline hardware`: list, show, compare.
+
+use super::common::{FormatArg, PlotArgs};
+use super::values::parse_precision;
+use clap::{Args, Subcommand};
+use roofline_core::precision::Precision;
+
+#[derive(Debug, Subcommand)]
+pub enum HardwareCommand {
+    /// One line per chip in the catalog.
+    List(FormatArg),
+    /// Every figure of one chip, its source, and the ridge point per precision.
+    Show {
+        /// Chip id (`h100-sxm`) or a chip file (`my-chip.toml`).
+        name: String,
+        #[command(flatten)]
+        plot: PlotArgs,
+        #[command(flatten)]
+        format: FormatArg,
+    },
+    /// Chips side by side: peaks per precision, bandwidth, capacity, ridge points; `--plot`
+    /// overlays their rooflines.
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more chip ids (`a100-sxm-80gb h100-sxm h200`) or chip files.
+    #[arg(required = true, num_args = 2..)]
+    pub names: Vec<String>,
+    /// Precisions drawn bold in the plot (comma-separated); all the chips' roofs are drawn.
+    #[arg(long, value_delimiter = ',', value_parser = parse_precision)]
+    pub precision: Vec<Precision>,
+    #[command(flatten)]
+    pub plot: PlotArgs,
+    #[command(flatten)]
+    pub format: FormatArg,
+}

@@ -1,0 +1,51 @@
+//! `roofline mbu`.
+
+use super::common::FormatArg;
+use super::values::{parse_count, parse_positive, parse_precision, parse_time};
+use clap::Args;
+use roofline_core::precision::Precision;
+
+/// `roofline mbu`.
+#[derive(Debug, Args)]
+pub struct MbuArgs {
+    /// A preset id or config.json (counts the KV cache); or give --params.
+    pub model: Option<String>,
+    /// Parameters N, when no model is given (the KV cache is then not counted).
+    #[arg(long, value_parser = parse_count)]
+    pub params: Option<f64>,
+    /// Time per output token (one decode step): 14ms, 0.014, …
+    #[arg(long, value_parser = parse_time)]
+    pub tpot: Option<f64>,
+    /// Output tokens per second over the whole batch (batch ÷ time per output token).
+    #[arg(long, value_parser = parse_count, conflicts_with = "tpot")]
+    pub tokens_per_s: Option<f64>,
+    /// Sequences decoded together.
+    #[arg(long, default_value_t = 1, value_parser = parse_positive)]
+    pub batch: u64,
+    /// Tokens already in the KV cache per sequence.
+    #[arg(long, default_value_t = 2048)]
+    pub context: u64,
+    /// Precision of weights, activations and KV cache.
+    #[arg(long, default_value = "bf16", value_parser = parse_precision)]
+    pub precision: Precision,
+    /// Weight precision, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub weight_precision: Option<Precision>,
+    /// KV-cache precision, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub kv_precision: Option<Precision>,
+    /// Devices the model is split over (tensor parallel).
+    #[arg(long, default_value_t = 1, value_parser = parse_positive)]
+    pub devices: u64,
+    /// Chip id or chip file (bandwidth and dense peak).
+    #[arg(long)]
+    pub hardware: Option<String>,
+    /// Main-memory bandwidth of one device in B/s (`2e12`, `2T`), overriding the chip's.
+    #[arg(long, value_parser = parse_count)]
+    pub bandwidth: Option<f64>,
+    /// Dense peak of one device in FLOP/s, overriding the chip's.
+    #[arg(long, value_parser = parse_count)]
+    pub peak: Option<f64>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}

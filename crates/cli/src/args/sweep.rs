@@ -1,0 +1,52 @@
+//! `roofline sweep`.
+
+use super::common::{FormatArg, PlotArgs, StageArg};
+use super::values::{parse_precision, parse_reserve, parse_uint_list, UintList};
+use clap::Args;
+use roofline_core::precision::Precision;
+
+/// `roofline sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// A preset id, a config.json, or a folder holding one.
+    #[arg(default_value = "llama-2-7b")]
+    pub model: String,
+    /// Chips, comma-separated (ids or chip files).
+    #[arg(long, default_value = "h100-sxm", value_delimiter = ',')]
+    pub hardware: Vec<String>,
+    /// Stage: prefill sweeps --seq-len, decode sweeps --context.
+    #[arg(long, value_enum, default_value_t = StageArg::Decode)]
+    pub stage: StageArg,
+    /// Batches: a list and/or ranges that double (`1,8,32,128`, `1..1024`).
+    #[arg(long, default_value = "1..1024", value_parser = parse_uint_list)]
+    pub batch: UintList,
+    /// Prompt lengths for prefill (list or doubling ranges).
+    #[arg(long, default_value = "2048", value_parser = parse_uint_list)]
+    pub seq_len: UintList,
+    /// Cached tokens for decode (list or doubling ranges).
+    #[arg(long, default_value = "2048", value_parser = parse_uint_list)]
+    pub context: UintList,
+    /// Precisions of weights, activations and KV cache, comma-separated (`bf16,fp8`).
+    #[arg(long, default_value = "bf16", value_delimiter = ',', value_parser = parse_precision)]
+    pub precision: Vec<Precision>,
+    /// Weight precision for every point, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub weight_precision: Option<Precision>,
+    /// KV-cache precision for every point, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub kv_precision: Option<Precision>,
+    /// Attention as one fused FlashAttention kernel.
+    #[arg(long)]
+    pub flash_attention: bool,
+    /// Memory the runtime keeps for itself on the chip: a share of its capacity (`10%`, the
+    /// default: vLLM's --gpu-memory-utilization 0.9) or a size (`2GB`, `1.5GiB`, `0`); counted
+    /// in the memory footprint and in whether the model fits.
+    #[arg(long, default_value = "10%", value_parser = parse_reserve)]
+    pub memory_reserve: roofline_core::memory::Reserve,
+    /// `--plot FILE` draws throughput and latency against batch, and each operator's intensity
+    /// against batch with the ridge (`.svg` or `.png`); `--force` overwrites it.
+    #[command(flatten)]
+    pub plot: PlotArgs,
+    #[command(flatten)]
+    pub format: FormatArg,
+}

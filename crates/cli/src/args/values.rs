@@ -1,0 +1,274 @@
+//! Parsers of flag values: precisions, sizes, counts, durations, percentages, lists.
+
+use roofline_core::precision::Precision;
+
+pub fn parse_preset(s: &str) -> Result<roofline_core::fusion::Preset, String> {
+    s.parse()
+}
+
+/// A short duration: a number with an optional unit s, ms, us, µs or ns (seconds by default).
+pub fn parse_duration_small(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, scale) = [
+        ("ms", 1e-3),
+        ("us", 1e-6),
+        ("µs", 1e-6),
+        ("ns", 1e-9),
+        ("s", 1.0),
+    ]
+    .iter()
+    .find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k)))
+    .unwrap_or((t, 1.0));
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration: use e.g. 5us, 0.01ms or 5e-6"))?;
+    let secs = v * scale;
+    if !secs.is_finite() || !(0.0..=1.0).contains(&secs) {
+        return Err(format!("`{s}` must be between 0 and 1 s"));
+    }
+    Ok(secs)
+}
+
+/// `--memory-reserve`: `10%` (a share of capacity), or a size in bytes with an optional
+/// decimal (`kB`, `MB`, `GB`, `TB`) or binary (`KiB`, `MiB`, `GiB`, `TiB`) unit.
+pub fn parse_reserve(s: &str) -> Result<roofline_core::memory::Reserve, String> {
+    use roofline_core::memory::Reserve;
+    use roofline_core::units::Bytes;
+    let t = s.trim();
+    let bad = || {
+        format!(
+            "`{}` is not a share (`10%`) or a size (`2GB`, `1.5GiB`, `0`)",
+            t.chars().take(40).collect::<String>()
+        )
+    };
+    let r = if let Some(pct) = t.strip_suffix('%') {
+        Reserve::Fraction(pct.trim().parse::<f64>().map_err(|_| bad())? / 100.0)
+    } else {
+        let split = t
+            .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+            .unwrap_or(t.len());
+        let (num, unit) = t.split_at(split);
+        let scale = match unit.trim() {
+            "" | "B" => 1.0,
+            "kB" | "KB" => 1e3,
+            "MB" => 1e6,
+            "GB" => 1e9,
+            "TB" => 1e12,
+            "KiB" => 1024.0,
+            "MiB" => 1024.0 * 1024.0,
+            "GiB" => 1024.0 * 1024.0 * 1024.0,
+            "TiB" => 1024.0f64.powi(4),
+            _ => return Err(bad()),
+        };
+        Reserve::Bytes(Bytes(num.trim().parse::<f64>().map_err(|_| bad())? * scale))
+    };
+    r.validate()?;
+    Ok(r)
+}
+
+pub fn parse_precision(s: &str) -> Result<Precision, String> {
+    s.parse::<Precision>().map_err(|e| e.to_string())
+}
+
+/// A whole number of at least 1 and at most 2^24 (a larger size is taken for a typo).
+pub fn parse_positive(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(v) if v > roofline_core::one_op::MAX_DIM => Err(format!(
+            "{v} is beyond the largest accepted size ({})",
+            roofline_core::one_op::MAX_DIM
+        )),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!(
+            "`{s}` is not a whole number: give a count such as 4096"
+        )),
+    }
+}
+
+/// A count or rate: a number (`70e9`, `7000000000`, `7_000_000_000`) with an optional decimal
+/// suffix k/K (1e3), M (1e6), B or G (1e9), T (1e12), P (1e15): `70B`, `1.4T`, `312T`.
+pub fn parse_count(s: &str) -> Result<f64, String> {
+    let t = s.trim().replace('_', "");
+    let (num, scale) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        Some('B' | 'G') => (&t[..t.len() - 1], 1e9),
+        Some('T') => (&t[..t.len() - 1], 1e12),
+        Some('P') => (&t[..t.len() - 1], 1e15),
+        _ => (t.as_str(), 1.0),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number: use e.g. 70e9, 70B or 1.4T"))?;
+    let v = v * scale;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("`{s}` must be a positive number"));
+    }
+    Ok(v)
+}
+
+/// A duration of any length: `30d`, `720h`, `90m` (or `90min`), `3600s`, `14ms`, `5us`, or a
+/// bare number of seconds.
+pub fn parse_time(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    const UNITS: [(&str, f64); 9] = [
+        ("min", 60.0),
+        ("ms", 1e-3),
+        ("us", 1e-6),
+        ("µs", 1e-6),
+        ("ns", 1e-9),
+        ("d", 86_400.0),
+        ("h", 3_600.0),
+        ("m", 60.0),
+        ("s", 1.0),
+    ];
+    let (num, scale) = UNITS
+        .iter()
+        .find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k)))
+        .unwrap_or((t, 1.0));
+    let v: f64 = num.trim().parse().map_err(|_| {
+        format!(
+            "`{s}` is not a duration: use a number with d, h, m, s, ms or us (30d, 720h, 90m, \
+             3600s, 14ms), or a bare number of seconds"
+        )
+    })?;
+    let secs = v * scale;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("`{s}` must be a positive duration"));
+    }
+    Ok(secs)
+}
+
+/// `none`, `selective`, `full`, or `partial=F` (F in 0..=1: the fraction of non-attention forward
+/// FLOPs recomputed, attention always; PaLM 540B is `partial=0.75`).
+pub fn parse_recompute(s: &str) -> Result<roofline_core::mfu::Recompute, String> {
+    use roofline_core::mfu::Recompute;
+    match s.trim().to_ascii_lowercase().as_str() {
+        "none" => Ok(Recompute::None),
+        "selective" => Ok(Recompute::Selective),
+        "full" => Ok(Recompute::Full),
+        other => {
+            let f = other
+                .strip_prefix("partial=")
+                .and_then(|f| f.parse::<f64>().ok())
+                .filter(|f| (0.0..=1.0).contains(f))
+                .ok_or_else(|| {
+                    format!("`{s}`: use none, selective, full, or partial=F with F between 0 and 1")
+                })?;
+            Ok(Recompute::Partial(f))
+        }
+    }
+}
+
+/// An MFU in percent, `40` or `40%`, as a fraction (0.40).
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v: f64 = t
+        .strip_suffix('%')
+        .unwrap_or(t)
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a percentage: use e.g. 40 or 40%"))?;
+    if !(v > 0.0 && v <= 100.0) {
+        return Err(format!("`{s}` must be above 0 and at most 100"));
+    }
+    Ok(v / 100.0)
+}
+
+/// Whole numbers: a comma-separated list whose items are numbers or ranges `a..b`, which double
+/// from a up to b (`1..1024` is 1, 2, 4, …, 1024): `1,8,32,128`, `1..1024`, `3,16..64`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UintList(pub Vec<u64>);
+
+/// Parses a [`UintList`].
+pub fn parse_uint_list(s: &str) -> Result<UintList, String> {
+    let mut out = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let num = |x: &str| {
+            x.trim()
+                .replace('_', "")
+                .parse::<u64>()
+                .map_err(|_| format!("`{x}` is not a whole number"))
+        };
+        if let Some((a, b)) = item.split_once("..") {
+            let (a, b) = (num(a)?, num(b.trim_start_matches('='))?);
+            if a == 0 || b < a {
+                return Err(format!(
+                    "`{item}`: a range a..b needs 1 ≤ a ≤ b (it doubles from a up to b)"
+                ));
+            }
+            out.extend(roofline_core::sweep::doubling(a, b));
+        } else {
+            out.push(num(item)?);
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("`{s}`: give at least one number"));
+    }
+    Ok(UintList(out))
+}
+
+/// A count of at least 1.
+pub fn parse_positive_usize(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!(
+            "`{s}` is not a whole number: give a count such as 20"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roofline_core::mfu::Recompute;
+
+    #[test]
+    fn times_take_days_hours_minutes_seconds() {
+        assert_eq!(parse_time("30d"), Ok(2_592_000.0));
+        assert_eq!(parse_time("720h"), Ok(2_592_000.0));
+        assert_eq!(parse_time("90m"), Ok(5_400.0));
+        assert_eq!(parse_time("90min"), Ok(5_400.0));
+        assert_eq!(parse_time("3600s"), Ok(3_600.0));
+        assert_eq!(parse_time("3600"), Ok(3_600.0));
+        assert!(parse_time("14ms").is_ok_and(|t| (t - 0.014).abs() < 1e-15));
+        let e = parse_time("30x").unwrap_err();
+        assert!(e.contains("`30x`") && e.contains("30d"), "{e}");
+        assert!(parse_time("0s").is_err() && parse_time("-1h").is_err());
+    }
+
+    #[test]
+    fn counts_take_exponents_and_suffixes() {
+        assert_eq!(parse_count("70e9"), Ok(70e9));
+        assert_eq!(parse_count("70B"), Ok(70e9));
+        assert_eq!(parse_count("1.4T"), Ok(1.4e12));
+        assert_eq!(parse_count("7_000"), Ok(7000.0));
+        assert!(parse_count("seventy").is_err() && parse_count("0").is_err());
+    }
+
+    #[test]
+    fn recompute_percent_and_lists() {
+        assert_eq!(parse_recompute("full"), Ok(Recompute::Full));
+        assert_eq!(
+            parse_recompute("partial=0.75"),
+            Ok(Recompute::Partial(0.75))
+        );
+        assert!(parse_recompute("partial=2").is_err() && parse_recompute("some").is_err());
+        assert_eq!(parse_percent("40"), Ok(0.4));
+        assert_eq!(parse_percent("55%"), Ok(0.55));
+        assert!(parse_percent("0").is_err() && parse_percent("120").is_err());
+        assert_eq!(
+            parse_uint_list("1,8,32,128"),
+            Ok(UintList(vec![1, 8, 32, 128]))
+        );
+        assert_eq!(parse_uint_list("1..1024").map(|l| l.0.len()), Ok(11));
+        assert_eq!(
+            parse_uint_list("3,16..64"),
+            Ok(UintList(vec![3, 16, 32, 64]))
+        );
+        assert!(parse_uint_list("8..2").is_err() && parse_uint_list("x").is_err());
+    }
+}

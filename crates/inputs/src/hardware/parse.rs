@@ -1,0 +1,360 @@
+//! One chip file read and validated ([`parse_device`]): the file schema (serde) and the checks
+//! of every number.
+
+use crate::error::InputError;
+use roofline_core::cited::Cited;
+use roofline_core::device::{Device, Link, MemoryKind, MemoryLevel};
+use roofline_core::precision::Precision;
+use roofline_core::units::{Bytes, BytesPerSec, FlopPerSec, Seconds};
+use serde::Deserialize;
+
+/// Largest plausible dense peak, FLOP/s (1 EFLOP/s: far above any single chip).
+const MAX_PEAK: f64 = 1e18;
+/// Largest plausible bandwidth, B/s (1 PB/s).
+const MAX_BANDWIDTH: f64 = 1e15;
+/// Largest plausible kernel launch overhead, seconds.
+const MAX_LAUNCH: f64 = 1.0;
+
+const SCHEMA_HINT: &str =
+    "see an embedded catalog file (crates/inputs/catalog/hardware/h100-sxm.toml) \
+     for the schema: every number is `{ value = ..., source = \"...\" }` in SI base units \
+     (FLOP/s, B/s, bytes, seconds)";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileCited<T> {
+    value: T,
+    source: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceFile {
+    id: String,
+    name: String,
+    #[serde(default)]
+    vendor: String,
+    #[serde(default)]
+    notes: Vec<String>,
+    #[serde(default)]
+    peak_flops_per_s: PeaksFile,
+    memory: Vec<MemoryFile>,
+    compute: ComputeFile,
+    interconnect: Option<LinkFile>,
+    host: Option<LinkFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PeaksFile {
+    fp64: Option<FileCited<f64>>,
+    fp32: Option<FileCited<f64>>,
+    tf32: Option<FileCited<f64>>,
+    bf16: Option<FileCited<f64>>,
+    fp16: Option<FileCited<f64>>,
+    fp8: Option<FileCited<f64>>,
+    int8: Option<FileCited<f64>>,
+    int4: Option<FileCited<f64>>,
+}
+
+impl PeaksFile {
+    fn take(&mut self, p: Precision) -> Option<FileCited<f64>> {
+        match p {
+            Precision::Fp64 => self.fp64.take(),
+            Precision::Fp32 => self.fp32.take(),
+            Precision::Tf32 => self.tf32.take(),
+            Precision::Bf16 => self.bf16.take(),
+            Precision::Fp16 => self.fp16.take(),
+            Precision::Fp8 => self.fp8.take(),
+            Precision::Int8 => self.int8.take(),
+            Precision::Int4 => self.int4.take(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryFile {
+    level: MemoryKind,
+    name: String,
+    bandwidth_bytes_per_s: Option<FileCited<f64>>,
+    capacity_bytes: Option<FileCited<f64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ComputeFile {
+    sm_count: Option<FileCited<u32>>,
+    shared_memory_per_sm_bytes: Option<FileCited<f64>>,
+    launch_overhead_s: FileCited<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkFile {
+    name: String,
+    bandwidth_bytes_per_s: Option<FileCited<f64>>,
+}
+
+/// Checks one number of the file: finite, > 0 and at most `max` (in `unit`).
+fn checked(
+    origin: &str,
+    field: &str,
+    c: FileCited<f64>,
+    max: Option<f64>,
+    unit: &str,
+) -> Result<Cited<f64>, InputError> {
+    if !c.value.is_finite() || c.value <= 0.0 {
+        return Err(InputError::new(format!(
+            "{origin}: field `{field}` must be a finite number > 0, got {}",
+            c.value
+        ))
+        .with_hint(format!(
+            "give the value in {unit} (SI base units), or leave the entry out if the chip has no such figure"
+        )));
+    }
+    if let Some(max) = max {
+        if c.value > max {
+            return Err(InputError::new(format!(
+                "{origin}: field `{field}` = {:e} {unit} is not plausible (more than {max:e} {unit})",
+                c.value
+            ))
+            .with_hint(
+                "values are SI base units with decimal prefixes: 1 TFLOP/s = 1e12, 1 TB/s = 1e12, \
+                 1 µs = 1e-6; check the exponent",
+            ));
+        }
+    }
+    check_source(origin, field, &c.source)?;
+    Ok(Cited::new(c.value, c.source))
+}
+
+fn check_source(origin: &str, field: &str, source: &str) -> Result<(), InputError> {
+    if source.trim().is_empty() {
+        return Err(
+            InputError::new(format!("{origin}: field `{field}.source` is empty")).with_hint(
+                "every number carries its source: name the datasheet, paper or measurement",
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn checked_link(
+    origin: &str,
+    table: &str,
+    link: Option<LinkFile>,
+) -> Result<Option<Link>, InputError> {
+    let Some(l) = link else {
+        return Ok(None);
+    };
+    let bandwidth = l
+        .bandwidth_bytes_per_s
+        .map(|c| {
+            checked(
+                origin,
+                &format!("{table}.bandwidth_bytes_per_s"),
+                c,
+                Some(MAX_BANDWIDTH),
+                "B/s",
+            )
+        })
+        .transpose()?
+        .map(|c| Cited::new(BytesPerSec(c.value), c.source));
+    Ok(Some(Link {
+        name: l.name,
+        bandwidth,
+    }))
+}
+
+/// Parses and validates one chip file.
+///
+/// `text` is TOML in the schema of this module (see the module docs); `origin` names the file in
+/// error messages (a path, or `catalog/hardware/<id>.toml` for the embedded catalog). All numbers
+/// are read in SI base units: peaks in FLOP/s (OP/s for `int8`/`int4`), bandwidths in B/s,
+/// capacities and shared memory in bytes, the launch overhead in seconds. Peaks come out in
+/// [`Precision::ALL`] order and the main-memory level first.
+///
+/// # Errors
+///
+/// An [`InputError`] naming `origin` and the field, with a hint, when:
+/// - the text is not TOML, a field is missing or of the wrong type, or a field is unknown (the
+///   TOML parser's message, with line and column, is kept);
+/// - `id` is empty;
+/// - a value is not finite or not > 0, or a source string is empty (e.g. `peak_flops_per_s.bf16`);
+/// - a value is absurd: a peak above 1e18 FLOP/s, a bandwidth above 1e15 B/s, a launch overhead
+///   above 1 s;
+/// - there is no `[[memory]]` level `"main"` with a bandwidth, or there is more than one.
+pub fn parse_device(text: &str, origin: &str) -> Result<Device, InputError> {
+    let mut file: DeviceFile = toml::from_str(text).map_err(|e| {
+        InputError::new(format!("{origin}: {}", e.to_string().trim_end())).with_hint(SCHEMA_HINT)
+    })?;
+
+    if file.id.trim().is_empty() {
+        return Err(InputError::new(format!("{origin}: field `id` is empty"))
+            .with_hint("give the chip a short lowercase id, e.g. `id = \"my-gpu\"`"));
+    }
+
+    let peaks = checked_peaks(origin, &mut file.peak_flops_per_s)?;
+    let memory = checked_memory(origin, file.memory)?;
+    let compute = checked_compute(origin, file.compute)?;
+    Ok(Device {
+        id: file.id,
+        name: file.name,
+        vendor: file.vendor,
+        peaks,
+        memory,
+        sm_count: compute.sm_count,
+        shared_memory_per_sm: compute.shared_memory_per_sm,
+        launch_overhead: compute.launch_overhead,
+        interconnect: checked_link(origin, "interconnect", file.interconnect)?,
+        host_link: checked_link(origin, "host", file.host)?,
+        notes: file.notes,
+    })
+}
+
+/// The dense peaks, in [`Precision::ALL`] order, each at most [`MAX_PEAK`].
+fn checked_peaks(
+    origin: &str,
+    file: &mut PeaksFile,
+) -> Result<Vec<(Precision, Cited<FlopPerSec>)>, InputError> {
+    let mut peaks = Vec::new();
+    for p in Precision::ALL {
+        if let Some(c) = file.take(p) {
+            let field = format!("peak_flops_per_s.{}", p.name());
+            let unit = if matches!(p, Precision::Int8 | Precision::Int4) {
+                "OP/s"
+            } else {
+                "FLOP/s"
+            };
+            let c = checked(origin, &field, c, Some(MAX_PEAK), unit)?;
+            peaks.push((p, Cited::new(FlopPerSec(c.value), c.source)));
+        }
+    }
+    Ok(peaks)
+}
+
+/// The memory levels, the main memory first: exactly one `main` level, with a bandwidth.
+fn checked_memory(origin: &str, file: Vec<MemoryFile>) -> Result<Vec<MemoryLevel>, InputError> {
+    let mut main = Vec::new();
+    let mut rest = Vec::new();
+    let mut main_count = 0usize;
+    for (i, m) in file.into_iter().enumerate() {
+        let level = checked_level(origin, i, m)?;
+        if level.kind == MemoryKind::Main {
+            main_count += 1;
+            if level.bandwidth.is_none() {
+                return Err(InputError::new(format!(
+                    "{origin}: field `memory[{i}].bandwidth_bytes_per_s` is missing: the main memory \
+                     needs a bandwidth (the roofline's memory roof)"
+                ))
+                .with_hint("add `bandwidth_bytes_per_s = { value = ..., source = \"...\" }` in B/s"));
+            }
+            main.push(level);
+        } else {
+            rest.push(level);
+        }
+    }
+    if main_count == 0 {
+        return Err(InputError::new(format!(
+            "{origin}: field `memory`: no [[memory]] entry with level = \"main\""
+        ))
+        .with_hint(
+            "add a [[memory]] entry with level = \"main\" (HBM, GDDR or DRAM) and its bandwidth_bytes_per_s",
+        ));
+    }
+    if main_count > 1 {
+        return Err(InputError::new(format!(
+            "{origin}: field `memory`: {main_count} [[memory]] entries have level = \"main\"; only one may"
+        ))
+        .with_hint("describe caches and on-chip memory with level l2, l3, l1 or sram"));
+    }
+    main.append(&mut rest);
+    Ok(main)
+}
+
+/// The `i`-th `[[memory]]` entry: its bandwidth (at most [`MAX_BANDWIDTH`]) and capacity checked.
+fn checked_level(origin: &str, i: usize, m: MemoryFile) -> Result<MemoryLevel, InputError> {
+    let bandwidth = m
+        .bandwidth_bytes_per_s
+        .map(|c| {
+            checked(
+                origin,
+                &format!("memory[{i}].bandwidth_bytes_per_s"),
+                c,
+                Some(MAX_BANDWIDTH),
+                "B/s",
+            )
+        })
+        .transpose()?
+        .map(|c| Cited::new(BytesPerSec(c.value), c.source));
+    let capacity = m
+        .capacity_bytes
+        .map(|c| {
+            checked(
+                origin,
+                &format!("memory[{i}].capacity_bytes"),
+                c,
+                None,
+                "bytes",
+            )
+        })
+        .transpose()?
+        .map(|c| Cited::new(Bytes(c.value), c.source));
+    Ok(MemoryLevel {
+        kind: m.level,
+        name: m.name,
+        bandwidth,
+        capacity,
+    })
+}
+
+/// The `[compute]` table, checked.
+struct Compute {
+    sm_count: Option<Cited<u32>>,
+    shared_memory_per_sm: Option<Cited<Bytes>>,
+    launch_overhead: Cited<Seconds>,
+}
+
+/// The `[compute]` table: SMs > 0, shared memory > 0, a launch overhead of at most
+/// [`MAX_LAUNCH`].
+fn checked_compute(origin: &str, file: ComputeFile) -> Result<Compute, InputError> {
+    let sm_count = match file.sm_count {
+        Some(c) if c.value == 0 => {
+            return Err(InputError::new(format!(
+                "{origin}: field `compute.sm_count` must be > 0, got 0"
+            ))
+            .with_hint("leave sm_count out if the number of SMs/CUs is not known"));
+        }
+        Some(c) => {
+            check_source(origin, "compute.sm_count", &c.source)?;
+            Some(Cited::new(c.value, c.source))
+        }
+        None => None,
+    };
+    let shared_memory_per_sm = file
+        .shared_memory_per_sm_bytes
+        .map(|c| {
+            checked(
+                origin,
+                "compute.shared_memory_per_sm_bytes",
+                c,
+                None,
+                "bytes",
+            )
+        })
+        .transpose()?
+        .map(|c| Cited::new(Bytes(c.value), c.source));
+    let launch = checked(
+        origin,
+        "compute.launch_overhead_s",
+        file.launch_overhead_s,
+        Some(MAX_LAUNCH),
+        "s",
+    )?;
+    Ok(Compute {
+        sm_count,
+        shared_memory_per_sm,
+        launch_overhead: Cited::new(Seconds(launch.value), launch.source),
+    })
+}

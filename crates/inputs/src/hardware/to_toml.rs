@@ -1,0 +1,159 @@
+//! A [`Device`] written back as a chip file ([`device_to_toml`]).
+
+use roofline_core::device::{Device, Link, MemoryKind};
+use roofline_core::precision::Precision;
+use std::fmt::Write as _;
+
+/// A TOML basic string, quoted and escaped.
+fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A TOML float that reads back to exactly `x` (shortest round-trip form, `9.895e14`).
+fn toml_float(x: f64) -> String {
+    if x.is_nan() {
+        "nan".to_string()
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        format!("{x:e}")
+    }
+}
+
+fn cited_float(x: f64, source: &str) -> String {
+    format!(
+        "{{ value = {}, source = {} }}",
+        toml_float(x),
+        toml_string(source)
+    )
+}
+
+fn kind_name(k: MemoryKind) -> &'static str {
+    match k {
+        MemoryKind::Main => "main",
+        MemoryKind::L2 => "l2",
+        MemoryKind::L3 => "l3",
+        MemoryKind::L1 => "l1",
+        MemoryKind::Sram => "sram",
+    }
+}
+
+fn write_link(out: &mut String, table: &str, link: &Link) {
+    let _ = writeln!(out, "\n[{table}]");
+    let _ = writeln!(out, "name = {}", toml_string(&link.name));
+    if let Some(b) = &link.bandwidth {
+        let _ = writeln!(
+            out,
+            "bandwidth_bytes_per_s = {}",
+            cited_float(b.value.get(), &b.source)
+        );
+    }
+}
+
+/// The chip as TOML in the schema [`parse_device`](super::parse_device) reads (see the module docs), so that a
+/// measured chip can be saved and loaded again: `parse_device(&device_to_toml(&d), _)` gives `d`
+/// back for any valid device (peaks in [`Precision::ALL`] order, main memory first). Numbers are
+/// written in SI base units in their shortest exact form (`9.895e14`).
+pub fn device_to_toml(device: &Device) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# {}. Written by roofline; every number carries its source.",
+        device.name.replace(['\n', '\r'], " ")
+    );
+    let _ = writeln!(out, "id = {}", toml_string(&device.id));
+    let _ = writeln!(out, "name = {}", toml_string(&device.name));
+    let _ = writeln!(out, "vendor = {}", toml_string(&device.vendor));
+    if device.notes.is_empty() {
+        out.push_str("notes = []\n");
+    } else {
+        out.push_str("notes = [\n");
+        for n in &device.notes {
+            let _ = writeln!(out, "    {},", toml_string(n));
+        }
+        out.push_str("]\n");
+    }
+
+    out.push_str("\n[peak_flops_per_s]\n");
+    for p in Precision::ALL {
+        if let Some(c) = device.peak_cited(p) {
+            let _ = writeln!(
+                out,
+                "{} = {}",
+                p.name(),
+                cited_float(c.value.get(), &c.source)
+            );
+        }
+    }
+
+    let main = device.memory.iter().filter(|m| m.kind == MemoryKind::Main);
+    let rest = device.memory.iter().filter(|m| m.kind != MemoryKind::Main);
+    for m in main.chain(rest) {
+        out.push_str("\n[[memory]]\n");
+        let _ = writeln!(out, "level = {}", toml_string(kind_name(m.kind)));
+        let _ = writeln!(out, "name = {}", toml_string(&m.name));
+        if let Some(b) = &m.bandwidth {
+            let _ = writeln!(
+                out,
+                "bandwidth_bytes_per_s = {}",
+                cited_float(b.value.get(), &b.source)
+            );
+        }
+        if let Some(c) = &m.capacity {
+            let _ = writeln!(
+                out,
+                "capacity_bytes = {}",
+                cited_float(c.value.get(), &c.source)
+            );
+        }
+    }
+
+    out.push_str("\n[compute]\n");
+    if let Some(c) = &device.sm_count {
+        let _ = writeln!(
+            out,
+            "sm_count = {{ value = {}, source = {} }}",
+            c.value,
+            toml_string(&c.source)
+        );
+    }
+    if let Some(c) = &device.shared_memory_per_sm {
+        let _ = writeln!(
+            out,
+            "shared_memory_per_sm_bytes = {}",
+            cited_float(c.value.get(), &c.source)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "launch_overhead_s = {}",
+        cited_float(
+            device.launch_overhead.value.get(),
+            &device.launch_overhead.source
+        )
+    );
+
+    if let Some(l) = &device.interconnect {
+        write_link(&mut out, "interconnect", l);
+    }
+    if let Some(l) = &device.host_link {
+        write_link(&mut out, "host", l);
+    }
+    out
+}
