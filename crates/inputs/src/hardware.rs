@@ -130,6 +130,8 @@ impl PeaksFile {
             Precision::Fp8 => self.fp8.take(),
             Precision::Int8 => self.int8.take(),
             Precision::Int4 => self.int4.take(),
+            // A precision this file format has no field for.
+            _ => None,
         }
     }
 }
@@ -225,10 +227,7 @@ fn checked_link(
         })
         .transpose()?
         .map(|c| Cited::new(BytesPerSec(c.value), c.source));
-    Ok(Some(Link {
-        name: l.name,
-        bandwidth,
-    }))
+    Ok(Some(Link::new(l.name, bandwidth)))
 }
 
 /// Parses and validates one chip file.
@@ -303,12 +302,9 @@ pub fn parse_device(text: &str, origin: &str) -> Result<Device, InputError> {
             })
             .transpose()?
             .map(|c| Cited::new(Bytes(c.value), c.source));
-        let level = MemoryLevel {
-            kind: m.level,
-            name: m.name,
-            bandwidth,
-            capacity,
-        };
+        let mut level = MemoryLevel::new(m.level, m.name);
+        level.bandwidth = bandwidth;
+        level.capacity = capacity;
         if level.kind == MemoryKind::Main {
             main_count += 1;
             if level.bandwidth.is_none() {
@@ -374,19 +370,33 @@ pub fn parse_device(text: &str, origin: &str) -> Result<Device, InputError> {
         "s",
     )?;
 
-    Ok(Device {
-        id: file.id,
-        name: file.name,
-        vendor: file.vendor,
-        peaks,
-        memory: main,
-        sm_count,
-        shared_memory_per_sm,
-        launch_overhead: Cited::new(Seconds(launch.value), launch.source),
-        interconnect: checked_link(origin, "interconnect", file.interconnect)?,
-        host_link: checked_link(origin, "host", file.host)?,
-        notes: file.notes,
-    })
+    let interconnect = checked_link(origin, "interconnect", file.interconnect)?;
+    let host_link = checked_link(origin, "host", file.host)?;
+    let mut device = Device::builder(file.id, file.name)
+        .vendor(file.vendor)
+        .launch_overhead(Seconds(launch.value), launch.source);
+    for (p, c) in peaks {
+        device = device.peak(p, c.value, c.source);
+    }
+    for level in main {
+        device = device.memory(level);
+    }
+    if let Some(c) = sm_count {
+        device = device.sm_count(c.value, c.source);
+    }
+    if let Some(c) = shared_memory_per_sm {
+        device = device.shared_memory_per_sm(c.value, c.source);
+    }
+    if let Some(l) = interconnect {
+        device = device.interconnect(l);
+    }
+    if let Some(l) = host_link {
+        device = device.host_link(l);
+    }
+    for note in file.notes {
+        device = device.note(note);
+    }
+    Ok(device.build())
 }
 
 // ---- the catalog -----------------------------------------------------------------------------
@@ -543,13 +553,7 @@ fn cited_float(x: f64, source: &str) -> String {
 }
 
 fn kind_name(k: MemoryKind) -> &'static str {
-    match k {
-        MemoryKind::Main => "main",
-        MemoryKind::L2 => "l2",
-        MemoryKind::L3 => "l3",
-        MemoryKind::L1 => "l1",
-        MemoryKind::Sram => "sram",
-    }
+    k.name()
 }
 
 fn write_link(out: &mut String, table: &str, link: &Link) {

@@ -7,62 +7,32 @@
 
 use resvg::{tiny_skia, usvg};
 use roofline_core::analysis::analyze;
-use roofline_core::cited::Cited;
 use roofline_core::device::{Device, MemoryKind, MemoryLevel};
-use roofline_core::model::{Activation, MlpKind, NormKind, Transformer};
+use roofline_core::model::Transformer;
 use roofline_core::precision::Precision;
 use roofline_core::units::{BytesPerSec, FlopPerSec, Seconds};
 use roofline_core::workload::{Precisions, Stage, Workload};
 use roofline_report::plot::{render_svg, svg_to_png, RooflineChart};
 
 fn a6000() -> Device {
-    let peak = |p, v| (p, Cited::new(FlopPerSec(v), "RTX A6000 datasheet"));
-    Device {
-        id: "a6000".into(),
-        name: "NVIDIA RTX A6000".into(),
-        vendor: "NVIDIA".into(),
-        peaks: vec![
-            peak(Precision::Fp32, 38.7e12),
-            peak(Precision::Bf16, 154.8e12),
-            peak(Precision::Fp16, 154.8e12),
-        ],
-        memory: vec![MemoryLevel {
-            kind: MemoryKind::Main,
-            name: "GDDR6".into(),
-            bandwidth: Some(Cited::new(BytesPerSec(768e9), "RTX A6000 datasheet")),
-            capacity: None,
-        }],
-        sm_count: None,
-        shared_memory_per_sm: None,
-        launch_overhead: Cited::new(Seconds(5e-6), "typical"),
-        interconnect: None,
-        host_link: None,
-        notes: vec![],
-    }
+    let src = "RTX A6000 datasheet";
+    Device::builder("a6000", "NVIDIA RTX A6000")
+        .vendor("NVIDIA")
+        .peak(Precision::Fp32, FlopPerSec(38.7e12), src)
+        .peak(Precision::Bf16, FlopPerSec(154.8e12), src)
+        .peak(Precision::Fp16, FlopPerSec(154.8e12), src)
+        .memory(MemoryLevel::new(MemoryKind::Main, "GDDR6").with_bandwidth(BytesPerSec(768e9), src))
+        .launch_overhead(Seconds(5e-6), "typical")
+        .build()
 }
 
 /// Llama-2-7B's shape (its config.json).
 fn llama2_7b() -> Transformer {
-    Transformer {
-        name: "llama-2-7b".into(),
-        architecture: "LlamaForCausalLM".into(),
-        hidden: 4096,
-        layers: 32,
-        heads: 32,
-        kv_heads: 32,
-        head_dim: 128,
-        intermediate: 11008,
-        vocab: 32000,
-        tie_embeddings: false,
-        qkv_bias: false,
-        o_bias: false,
-        mlp_bias: false,
-        norm: NormKind::RmsNorm,
-        mlp: MlpKind::Gated,
-        activation: Activation::Silu,
-        max_position_embeddings: Some(4096),
-        variant: Default::default(),
-    }
+    Transformer::builder(4096, 32, 32, 11008, 32000)
+        .name("llama-2-7b")
+        .max_position_embeddings(Some(4096))
+        .build()
+        .unwrap()
 }
 
 fn chart() -> (RooflineChart, usize, Vec<&'static str>) {
@@ -71,14 +41,8 @@ fn chart() -> (RooflineChart, usize, Vec<&'static str>) {
     let stages: Vec<_> = [Stage::Prefill, Stage::Decode]
         .into_iter()
         .map(|stage| {
-            let w = Workload {
-                stage,
-                batch: 1,
-                seq_len: 2048,
-                context: 2048,
-                precisions: Precisions::uniform(Precision::Bf16),
-                flash_attention: false,
-            };
+            let w = Workload::new(stage, 1, 2048, 2048)
+                .with_precisions(Precisions::uniform(Precision::Bf16));
             analyze(&m, &w, &d).unwrap()
         })
         .collect();

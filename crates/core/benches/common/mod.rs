@@ -3,58 +3,34 @@
 
 #![allow(dead_code)] // each benchmark uses some of the fixtures
 
-use roofline_core::cited::Cited;
-use roofline_core::device::{Device, MemoryKind, MemoryLevel};
-use roofline_core::model::{Activation, MlpKind, NormKind, Transformer};
+use roofline_core::device::Device;
+use roofline_core::model::Transformer;
 use roofline_core::precision::Precision;
 use roofline_core::units::{Bytes, BytesPerSec, FlopPerSec, Seconds};
 
 /// meta-llama/Llama-2-7b-hf.
 pub fn llama2_7b() -> Transformer {
-    Transformer {
-        name: "llama-2-7b".into(),
-        architecture: "LlamaForCausalLM".into(),
-        hidden: 4096,
-        layers: 32,
-        heads: 32,
-        kv_heads: 32,
-        head_dim: 128,
-        intermediate: 11008,
-        vocab: 32000,
-        tie_embeddings: false,
-        qkv_bias: false,
-        o_bias: false,
-        mlp_bias: false,
-        norm: NormKind::RmsNorm,
-        mlp: MlpKind::Gated,
-        activation: Activation::Silu,
-        max_position_embeddings: Some(4096),
-        variant: Default::default(),
-    }
+    Transformer::builder(4096, 32, 32, 11008, 32000)
+        .name("llama-2-7b")
+        .max_position_embeddings(Some(4096))
+        .build()
+        .expect("Llama-2-7B's dimensions are valid")
 }
 
 fn chip(id: &str, peaks: &[(Precision, f64)], bandwidth: f64, capacity: f64) -> Device {
-    Device {
-        id: id.into(),
-        name: id.into(),
-        vendor: "NVIDIA".into(),
-        peaks: peaks
-            .iter()
-            .map(|&(p, v)| (p, Cited::new(FlopPerSec(v), "datasheet (dense)")))
-            .collect(),
-        memory: vec![MemoryLevel {
-            kind: MemoryKind::Main,
-            name: "main".into(),
-            bandwidth: Some(Cited::new(BytesPerSec(bandwidth), "datasheet")),
-            capacity: Some(Cited::new(Bytes(capacity), "datasheet")),
-        }],
-        sm_count: None,
-        shared_memory_per_sm: None,
-        launch_overhead: Cited::new(Seconds(5e-6), "typical"),
-        interconnect: None,
-        host_link: None,
-        notes: vec![],
+    let mut b = Device::builder(id, id)
+        .vendor("NVIDIA")
+        .main_memory(
+            "main",
+            BytesPerSec(bandwidth),
+            Some(Bytes(capacity)),
+            "datasheet",
+        )
+        .launch_overhead(Seconds(5e-6), "typical");
+    for &(p, v) in peaks {
+        b = b.peak(p, FlopPerSec(v), "datasheet (dense)");
     }
+    b.build()
 }
 
 /// RTX A6000: fp32 38.7, bf16 154.8 TFLOP/s dense; 768 GB/s; 48 GB.
