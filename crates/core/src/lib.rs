@@ -40,6 +40,7 @@ pub mod fusion;
 pub mod graph;
 pub mod mbu;
 pub mod measured;
+pub mod memory;
 pub mod mfu;
 pub mod model;
 pub mod ops;
@@ -70,7 +71,7 @@ mod decoder_tests;
 ///     .peak(Precision::Fp32, FlopPerSec(38.7e12), "datasheet")
 ///     .main_memory("GDDR6", BytesPerSec(768e9), Some(Bytes(48e9)), "datasheet")
 ///     .build();
-/// let decode = analyze(&model, &Workload::decode(1, 2048), &chip)?;
+/// let decode = analyze(&model, &Workload::decode(1, 2048), &chip, Reserve::DEFAULT)?;
 /// // Decode reads every weight once: 6,738,415,616 parameters · 2 bytes = 13.48 GB.
 /// assert_eq!(decode.memory.weights, Bytes(13_476_831_232.0));
 /// // q_proj is a 1×4096 by 4096×4096 GEMM: 2·4096² FLOPs, memory-bound.
@@ -82,6 +83,7 @@ mod decoder_tests;
 pub mod prelude {
     pub use crate::analysis::{analyze, analyze_into, AnalysisError, OpRow, StageAnalysis, Totals};
     pub use crate::device::{Device, DeviceBuilder, DeviceError, MemoryKind, MemoryLevel};
+    pub use crate::memory::{MemoryFootprint, Reserve};
     pub use crate::model::{Mla, ModelError, Moe, Transformer, TransformerBuilder};
     pub use crate::precision::Precision;
     pub use crate::roofline::{Bound, Roof, RooflinePoint};

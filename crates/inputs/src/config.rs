@@ -250,7 +250,12 @@ fn llama_family(cfg: &Fields, name: &str, arch: &str) -> Result<TransformerBuild
             .qk_norm(qwen3)
             .sliding_window(sliding_window)
             .moe(moe)
-            .mla(mla),
+            .mla(mla)
+            .naming(if arch == "MixtralForCausalLM" {
+                Naming::Mixtral
+            } else {
+                Naming::Llama
+            }),
     )
 }
 

@@ -158,11 +158,12 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
             .unwrap_or_default();
         writeln!(
             out,
-            "memory: weights {} + KV cache {} + largest activation {} (`{}`) = {}{cap}",
+            "memory: weights {} + KV cache {} + activations {} (peak at `{}`) + runtime reserve {} = {}{cap}",
             human_bytes(m.weights.get()),
             human_bytes(m.kv_cache.get()),
-            human_bytes(m.largest_activation.get()),
-            m.largest_activation_name,
+            human_bytes(m.activations.get()),
+            m.activations_at,
+            human_bytes(m.reserve.get()),
             human_bytes(m.total().get()),
         )?;
         for w in &s.warnings {
@@ -176,8 +177,9 @@ fn op_json(row: &OpRow) -> Value {
     let p = row.point();
     json!({
         "name": row.name,
+        "role": row.role,
         "kind": row.kind,
-        "scope": row.scope,
+        "span": row.span,
         "count": row.count,
         "compute": compute_name(row.compute),
         "flops": row.cost.flops.get(),
@@ -278,9 +280,11 @@ pub fn to_json(r: &AnalyzeReport<'_>) -> Value {
                 "memory": {
                     "weights_bytes": s.memory.weights.get(),
                     "kv_cache_bytes": s.memory.kv_cache.get(),
-                    "largest_activation_bytes": s.memory.largest_activation.get(),
-                    "largest_activation": s.memory.largest_activation_name,
+                    "activation_bytes": s.memory.activations.get(),
+                    "activation_peak_at": s.memory.activations_at,
+                    "reserve_bytes": s.memory.reserve.get(),
                     "total_bytes": s.memory.total().get(),
+                    "capacity_bytes": s.memory.capacity.map(|c| c.get()),
                     "fits_on_chip": s.memory.fits(),
                 },
                 "warnings": s.warnings,

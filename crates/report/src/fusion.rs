@@ -43,7 +43,7 @@ pub fn comparison_json(c: &FusionComparison) -> Value {
         "regime": c.regime,
         "kernels": c.plan.kernels.iter().zip(&c.after.points).map(|(k, p)| json!({
             "name": k.name,
-            "scope": k.scope,
+            "span": k.span,
             "rules": k.rules.iter().map(|r| r.name()).collect::<Vec<_>>(),
             "flops": k.cost.flops.get(),
             "bytes_read": k.cost.bytes_read.get(),

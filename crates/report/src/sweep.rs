@@ -71,7 +71,7 @@ fn length_text(g: &SweepGroup) -> String {
 }
 
 fn fits_text(p: &SweepPoint) -> &'static str {
-    match p.fits {
+    match p.fits() {
         Some(true) => "yes",
         Some(false) => "NO",
         None => "?",
@@ -129,7 +129,7 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
             "step time",
             "tokens/s",
             "time/token",
-            "weights + KV",
+            "memory",
             &cap,
             "memory-bound ops",
         ]);
@@ -142,7 +142,7 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
                 human_seconds(pt.step_time().get()),
                 format!("{:.1}", pt.tokens_per_s()),
                 human_seconds(pt.time_per_token().get()),
-                human_bytes(pt.memory().get()),
+                human_bytes(pt.memory.total().get()),
                 fits_text(pt).to_string(),
                 format!("{mem} of {}", ops.len()),
             ]);
@@ -151,13 +151,13 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
         writeln!(out, "{t}")?;
         let unfit: Vec<String> = points
             .iter()
-            .filter(|p| p.fits == Some(false))
+            .filter(|p| p.fits() == Some(false))
             .map(|p| p.batch.to_string())
             .collect();
         if !unfit.is_empty() {
             writeln!(
                 out,
-                "batch {} does not fit: weights + KV cache exceed the chip's memory",
+                "batch {} does not fit: weights + KV cache + activations + runtime reserve exceed the chip's memory",
                 unfit.join(", ")
             )?;
         }
@@ -244,10 +244,12 @@ pub fn to_json(v: &SweepView<'_>) -> Value {
                         "time_per_token_s": p.time_per_token().get(),
                         "flops": p.totals.cost.flops.get(),
                         "bytes": p.totals.cost.bytes().get(),
-                        "weights_bytes": p.weights.get(),
-                        "kv_cache_bytes": p.kv_cache.get(),
-                        "memory_bytes": p.memory().get(),
-                        "fits": p.fits,
+                        "weights_bytes": p.memory.weights.get(),
+                        "kv_cache_bytes": p.memory.kv_cache.get(),
+                        "activation_bytes": p.memory.activations.get(),
+                        "reserve_bytes": p.memory.reserve.get(),
+                        "memory_bytes": p.memory.total().get(),
+                        "fits": p.fits(),
                     })
                 })
                 .collect();
@@ -325,8 +327,8 @@ fn write_csv(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
                     p.step_time().get().to_string(),
                     p.tokens_per_s().to_string(),
                     p.time_per_token().get().to_string(),
-                    p.memory().get().to_string(),
-                    p.fits.map(|f| f.to_string()).unwrap_or_default(),
+                    p.memory.total().get().to_string(),
+                    p.fits().map(|f| f.to_string()).unwrap_or_default(),
                     n.name.to_string(),
                     o.intensity.get().to_string(),
                     g.node_ridges[k].get().to_string(),

@@ -43,7 +43,7 @@ fn chart() -> (RooflineChart, usize, Vec<&'static str>) {
         .map(|stage| {
             let w = Workload::new(stage, 1, 2048, 2048)
                 .with_precisions(Precisions::uniform(Precision::Bf16));
-            analyze(&m, &w, &d).unwrap()
+            analyze(&m, &w, &d, roofline_core::memory::Reserve::DEFAULT).unwrap()
         })
         .collect();
     // Operators with FLOPs have a place on log axes; the others (embedding, cache write) not.

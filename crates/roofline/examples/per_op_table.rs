@@ -20,7 +20,7 @@ pub fn run(config: &str, chip: &str, out: &mut dyn Write) -> Result<(), Error> {
     let device = find_device(chip)?;
     let stages = [Workload::prefill(1, 2048), Workload::decode(1, 2048)]
         .iter()
-        .map(|w| analyze(&model, w, &device))
+        .map(|w| analyze(&model, w, &device, Reserve::DEFAULT))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(write_table(&model, &device, &stages, out)?)
 }

@@ -25,8 +25,8 @@
 //! // dense bf16, 768 GB/s), bf16, batch 1.
 //! let model = load_model("llama-2-7b")?;
 //! let chip = find_device("a6000")?;
-//! let prefill = analyze(&model, &Workload::prefill(1, 2048), &chip)?;
-//! let decode = analyze(&model, &Workload::decode(1, 2048), &chip)?;
+//! let prefill = analyze(&model, &Workload::prefill(1, 2048), &chip, Reserve::DEFAULT)?;
+//! let decode = analyze(&model, &Workload::decode(1, 2048), &chip, Reserve::DEFAULT)?;
 //!
 //! // q_proj in prefill: a 2048×4096 by 4096×4096 GEMM, 2·2048·4096² FLOPs, compute-bound.
 //! let q = prefill.rows.iter().find(|r| r.name == "q_proj").ok_or("no q_proj")?;
@@ -81,7 +81,7 @@ use roofline_report::{Format, WriteError};
 /// let w = Workload::decode(8, 4096)
 ///     .with_precisions(Precisions::new(Precision::Int4, Precision::Bf16, Precision::Bf16))
 ///     .flash_attention(true);
-/// let s = analyze(&model, &w, &chip)?;
+/// let s = analyze(&model, &w, &chip, Reserve::DEFAULT)?;
 /// // int4 weights: 6,738,415,616 parameters × 0.5 bytes.
 /// assert_eq!(s.memory.weights, Bytes(3_369_207_808.0));
 /// // The KV cache: 2 · 32 layers · 8 sequences · 4097 tokens · 4096 · 2 bytes.
@@ -117,7 +117,7 @@ pub mod prelude {
 ///
 /// let model = load_model("llama-2-7b")?;
 /// let chip = find_device("h100-sxm")?;
-/// let decode = analyze(&model, &Workload::decode(1, 2048), &chip)?;
+/// let decode = analyze(&model, &Workload::decode(1, 2048), &chip, Reserve::DEFAULT)?;
 /// let mut out = Vec::new();
 /// write_table(&model, &chip, &[decode], &mut out)?;
 /// let text = String::from_utf8(out)?;
@@ -150,7 +150,7 @@ pub fn write_table(
 /// fn run() -> Result<StageAnalysis, Error> {
 ///     let model = load_model("llama-2-7b")?;
 ///     let chip = find_device("a6000")?;
-///     Ok(analyze(&model, &Workload::prefill(0, 2048), &chip)?)
+///     Ok(analyze(&model, &Workload::prefill(0, 2048), &chip, Reserve::DEFAULT)?)
 /// }
 /// let e = run().unwrap_err();
 /// assert!(matches!(&e, Error::Analysis(AnalysisError::Workload(w)) if w.quantity == "batch"));

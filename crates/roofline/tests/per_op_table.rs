@@ -50,7 +50,7 @@ fn example_prints_every_operator_with_the_numbers_of_analyze(
         (decode_text, Workload::decode(1, 2048)),
     ] {
         let printed = rows(section);
-        let analysis = analyze(&model, &w, &chip)?;
+        let analysis = analyze(&model, &w, &chip, Reserve::DEFAULT)?;
         assert_eq!(printed.len(), analysis.rows.len(), "{section}");
         for r in &analysis.rows {
             let cells = printed
