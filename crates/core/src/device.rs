@@ -439,6 +439,28 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn builder_gives_the_datasheet_chip() {
+        let ds = "datasheet";
+        let built = Device::builder("h100-sxm", "NVIDIA H100 SXM5 80GB")
+            .vendor("NVIDIA")
+            .peak(Precision::Fp32, FlopPerSec(67e12), ds)
+            .peak(Precision::Bf16, FlopPerSec(1e15), ds)
+            .peak(Precision::Fp16, FlopPerSec(989.5e12), ds)
+            .peak(Precision::Fp8, FlopPerSec(1979e12), ds)
+            // a second figure for bf16 replaces the first, in its place at the end
+            .peak(Precision::Bf16, FlopPerSec(989.5e12), ds)
+            .main_memory("HBM3", BytesPerSec(3.35e12), Some(Bytes(80e9)), ds)
+            .sm_count(132, "whitepaper")
+            .shared_memory_per_sm(Bytes(228.0 * 1024.0), "tuning guide")
+            .launch_overhead(Seconds(5e-6), "typical")
+            .build();
+        let mut expected = h100_sxm();
+        let bf16 = expected.peaks.remove(1);
+        expected.peaks.push(bf16);
+        assert_eq!(built, expected);
+    }
+
+    #[test]
     fn missing_peak_names_what_exists() {
         let e = h100_sxm().peak(Precision::Int4).unwrap_err().to_string();
         assert!(e.contains("int4") && e.contains("bf16"), "{e}");

@@ -795,6 +795,34 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn builder_gives_the_model_of_the_config() -> Result<(), ModelError> {
+        // Llama-2-7B's config.json gives only these five sizes and max_position_embeddings; the
+        // rest is the Llama block's default.
+        let built = Transformer::builder(4096, 32, 32, 11008, 32000)
+            .name("llama-2-7b")
+            .max_position_embeddings(Some(4096))
+            .build()?;
+        assert_eq!(built, llama2_7b());
+        // 4096 / 30 is not whole: the head size must be given.
+        let e = Transformer::builder(4096, 32, 30, 11008, 32000)
+            .build()
+            .unwrap_err();
+        assert_eq!(e.field, "head_dim");
+        let e = Transformer::builder(4096, 32, 0, 11008, 32000)
+            .build()
+            .unwrap_err();
+        assert_eq!(e.field, "num_attention_heads");
+        // DeepSeek-V3's MLA: query/key heads of 128 + 64 = 192 elements.
+        let mla = Transformer::builder(7168, 61, 128, 18432, 129280)
+            .mla(Some(
+                Mla::new(512, 128, 64, 128).with_q_lora_rank(Some(1536)),
+            ))
+            .build()?;
+        assert_eq!(mla.head_dim, 192);
+        Ok(())
+    }
+
+    #[test]
     fn gqa_must_divide() {
         let mut m = llama2_7b();
         m.kv_heads = 5;

@@ -321,3 +321,51 @@ impl Workload {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors_fill_every_field() {
+        assert_eq!(
+            Workload::prefill(4, 2048),
+            Workload {
+                stage: Stage::Prefill,
+                batch: 4,
+                seq_len: 2048,
+                context: 0,
+                precisions: Precisions::uniform(Precision::Bf16),
+                flash_attention: false,
+            }
+        );
+        let fp8 = Precisions::new(Precision::Fp8, Precision::Bf16, Precision::Fp8);
+        let w = Workload::decode(8, 4096)
+            .with_precisions(fp8)
+            .flash_attention(true)
+            .with_batch(16);
+        assert_eq!((w.stage, w.batch, w.context), (Stage::Decode, 16, 4096));
+        assert_eq!((w.precisions, w.flash_attention), (fp8, true));
+        // fp8 weights: 1 byte each; GEMMs in the activation precision.
+        assert_eq!(
+            (w.precisions.weight_bytes(), w.precisions.gemm()),
+            (1.0, Precision::Bf16)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_field_and_its_flag() {
+        for (w, quantity, flag) in [
+            (Workload::decode(0, 2048), "batch", "--batch"),
+            (Workload::decode(MAX_BATCH + 1, 2048), "batch", "--batch"),
+            (Workload::prefill(1, 0), "seq_len", "--seq-len"),
+            (Workload::prefill(1, MAX_TOKENS + 1), "seq_len", "--seq-len"),
+            (Workload::decode(1, MAX_TOKENS), "context", "--context"),
+        ] {
+            let e = w.validate().unwrap_err();
+            assert_eq!((e.quantity, e.field), (quantity, flag), "{e}");
+            assert!(e.to_string().starts_with(&format!("`{quantity}`: ")), "{e}");
+        }
+        assert!(Workload::decode(1, MAX_TOKENS - 1).validate().is_ok());
+    }
+}
