@@ -4,7 +4,8 @@
 //!
 //! - [`units`]: FLOP, bytes, seconds and their ratios as types.
 //! - [`precision`], [`device`]: number formats and chips.
-//! - [`ops`]: operators and their cost (FLOPs, bytes read and written).
+//! - [`ops`]: operators and their cost (FLOPs, bytes read and written), each written once over
+//!   [`formula::Arith`]: computed in f64, or recorded as the formula a derivation prints.
 //! - [`roofline`]: intensity, ridge point, bound, attainable FLOP/s, time.
 //! - [`model`], [`workload`], [`decoder`], [`graph`]: a transformer's operator graph for one
 //!   forward pass.
@@ -36,6 +37,7 @@ pub mod cited;
 pub mod decoder;
 pub mod device;
 pub mod explain;
+pub mod formula;
 pub mod fusion;
 pub mod graph;
 pub mod mbu;

@@ -6,7 +6,7 @@ use crate::plot::xml_escape;
 use crate::units::{human, human_bytes, human_bytes_per_s, human_flops_per_s};
 use crate::units::{human_flops, human_seconds};
 use crate::{Format, WriteError};
-use roofline_core::explain::{plain_number, Derivation, Outcome, Step};
+use roofline_core::explain::{exact_number, plain_number, Derivation, Outcome, Step};
 use roofline_core::roofline::Bound;
 use serde_json::json;
 use std::io::Write;
@@ -183,11 +183,13 @@ pub fn write_text(d: &Derivation, out: &mut dyn Write) -> Result<(), WriteError>
     Ok(())
 }
 
+/// A given as its formulas use it: exactly ([`exact_number`]), so that `s_b = 0.015625 B` reads
+/// as the substituted formula does.
 fn given_value(g: &roofline_core::explain::Given) -> String {
     if g.unit.is_empty() {
-        plain_number(g.value)
+        exact_number(g.value)
     } else {
-        format!("{} {}", plain_number(g.value), g.unit)
+        format!("{} {}", exact_number(g.value), g.unit)
     }
 }
 

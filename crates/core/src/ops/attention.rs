@@ -5,8 +5,9 @@
 //! [`super::Softmax`] and a [`super::BatchedMatmul`] for S·V; the score matrix crosses main
 //! memory twice each way. The fused kernel keeps scores on chip and writes only the output.
 
-use super::cost::Cost;
+use super::cost::{Cost, CostTerms};
 use super::elementwise::{SCALE_MASK_FLOPS_PER_ELEMENT, SOFTMAX_FLOPS_PER_ELEMENT};
+use crate::formula::Arith;
 use crate::precision::Precision;
 use serde::Serialize;
 
@@ -17,9 +18,17 @@ use serde::Serialize;
 /// `q_len` if smaller.
 #[inline]
 pub fn causal_pairs(q_len: u64, kv_len: u64) -> f64 {
-    let q = q_len as f64;
-    let kv = kv_len.max(q_len) as f64;
-    q * (kv - q) + q * (q + 1.0) / 2.0
+    causal_pairs_of::<f64>((), q_len, kv_len)
+}
+
+/// [`causal_pairs`] in any [`Arith`]metic: `s·(L − s) + s·(s + 1)/2` with s = `q_len` and
+/// L = `kv_len` (raised to `q_len` if smaller).
+#[inline(always)]
+pub fn causal_pairs_of<A: Arith>(cx: A::Cx, q_len: u64, kv_len: u64) -> A {
+    let q = A::sym(cx, "s", q_len as f64);
+    let kv = A::sym(cx, "L", kv_len.max(q_len) as f64);
+    let one = A::num(cx, 1.0);
+    q * (kv - q) + q * (q + one) / A::num(cx, 2.0)
 }
 
 /// (query, key) pairs of causal attention with a sliding window of `window` keys: query i
@@ -46,13 +55,15 @@ pub fn windowed_pairs(q_len: u64, kv_len: u64, window: u64) -> f64 {
 /// - pairs P = q_len·kv_len, or [`causal_pairs`] when causal (masked blocks are skipped).
 /// - FLOPs = batch·heads·P·(4·head_dim + 5 + 2): 2·head_dim for QKᵀ and 2·head_dim for S·V per
 ///   pair (FlashAttention paper §3.3 counts the 4·N²·d matmul term), plus softmax
-///   ([`SOFTMAX_FLOPS_PER_ELEMENT`]) and scale/mask ([`SCALE_MASK_FLOPS_PER_ELEMENT`]) per score.
-/// - bytes read = Q (batch·q_len·heads·head_dim·a) + K and V (2·batch·kv_heads·R·head_dim·kv),
-///   where R is the number of key rows read per kv head: kv_len when `block_q` is `None` (each
-///   K and V read once, the ideal), else the FlashAttention-2 IO model: every block of
-///   `block_q` queries streams the keys it can see (all kv_len, or up to its last query when
-///   causal).
-/// - bytes written = O (batch·q_len·heads·head_dim·a): the output, never a score matrix.
+///   ([`SOFTMAX_FLOPS_PER_ELEMENT`]) and scale/mask ([`SCALE_MASK_FLOPS_PER_ELEMENT`]) per score;
+///   with a value head size of its own, 2·head_dim + 2·v_head_dim per pair.
+/// - bytes read = Q (batch·q_len·heads·head_dim·a) + K and V (2·batch·kv_heads·R·head_dim·kv;
+///   R·(head_dim + v_head_dim) with a value head size of its own, R·head_dim when K and V are
+///   one tensor), where R is the number of key rows read per kv head: kv_len when `block_q` is
+///   `None` (each K and V read once, the ideal), else the FlashAttention-2 IO model: every
+///   block of `block_q` queries streams the keys it can see (all kv_len, or up to its last
+///   query when causal).
+/// - bytes written = O (batch·q_len·heads·v_head_dim·a): the output, never a score matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct FlashAttention {
     /// Sequences.
@@ -132,23 +143,59 @@ impl FlashAttention {
     /// FLOPs and bytes, as in the type's documentation.
     #[inline]
     pub fn cost(&self) -> Cost {
-        let (b, h, kvh, d) = (
-            self.batch as f64,
-            self.heads as f64,
-            self.kv_heads as f64,
-            self.head_dim as f64,
+        self.cost_terms::<f64>(()).into()
+    }
+
+    /// The cost formula, in any [`Arith`]metic, as in the type's documentation: the pairs `P`
+    /// (named: `s·(L − s) + s·(s + 1)/2` causal, `s·L` otherwise, [`windowed_pairs`] as a
+    /// value with a window), `B·h·P·(4·e + φ)` (`2·e + 2·e_v + φ` with a value head size of its
+    /// own), `B·s·h·e·a + 2·B·g·L·e·c` (`R_k` key rows instead of `L` with a query block;
+    /// `B·g·L·(e + e_v)·c` with a value head size, `B·g·L·e·c` for a shared latent),
+    /// `B·s·h·e_v·a`.
+    ///
+    /// All terms are integers (counts times power-of-two byte sizes) below 2^53 for any shape
+    /// the decoder accepts, so their f64 products are exact in any order.
+    #[inline(always)]
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        let s = |name, v: f64| A::sym(cx, name, v);
+        let (b, h, kvh) = (
+            s("B", self.batch as f64),
+            s("h", self.heads as f64),
+            s("g", self.kv_heads as f64),
         );
-        let dv = self.v_dim() as f64;
-        let per_pair =
-            2.0 * d + 2.0 * dv + SOFTMAX_FLOPS_PER_ELEMENT + SCALE_MASK_FLOPS_PER_ELEMENT;
-        let rows_q = b * self.q_len as f64 * h;
-        let kv_width = if self.kv_shared { d } else { d + dv };
-        Cost::new(
-            b * h * self.pairs() * per_pair,
-            rows_q * d * self.act.bytes()
-                + b * kvh * self.key_rows_read() * kv_width * self.kv.bytes(),
-            rows_q * dv * self.act.bytes(),
-        )
+        let d = s("e", self.head_dim as f64);
+        let dv = self.v_head_dim.map(|v| s("e_v", v as f64));
+        let (q, kv) = (s("s", self.q_len as f64), s("L", self.kv_len as f64));
+        let pairs = match (self.causal, self.window) {
+            (true, Some(w)) => s("P", windowed_pairs(self.q_len, self.kv_len, w)),
+            (true, None) => causal_pairs_of::<A>(cx, self.q_len, self.kv_len).named("P"),
+            _ => (q * kv).named("P"),
+        };
+        let rows = match self.block_q.filter(|&b| b > 0) {
+            Some(_) => s("R_k", self.key_rows_read()),
+            None => kv,
+        };
+        let (a, c) = (s("a", self.act.bytes()), s("c", self.kv.bytes()));
+        let phi = s(
+            "φ",
+            SOFTMAX_FLOPS_PER_ELEMENT + SCALE_MASK_FLOPS_PER_ELEMENT,
+        );
+        let two = A::num(cx, 2.0);
+        let per_pair = match dv {
+            Some(dv) => two * d + two * dv + phi,
+            None => A::num(cx, 4.0) * d + phi,
+        };
+        let kv_read = match (self.kv_shared, dv) {
+            (true, _) => b * kvh * rows * d * c,
+            (false, Some(dv)) => b * kvh * rows * (d + dv) * c,
+            (false, None) => two * b * kvh * rows * d * c,
+        };
+        let rows_q = b * q * h;
+        CostTerms {
+            flops: b * h * pairs * per_pair,
+            bytes_read: rows_q * d * a + kv_read,
+            bytes_written: rows_q * dv.unwrap_or(d) * a,
+        }
     }
 }
 

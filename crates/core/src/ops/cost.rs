@@ -1,5 +1,6 @@
 //! The cost of a kernel: FLOPs, bytes read, bytes written. Costs add.
 
+use crate::formula::Arith;
 use crate::units::{Bytes, Flop, FlopPerByte};
 use serde::Serialize;
 use std::iter::Sum;
@@ -43,6 +44,37 @@ impl Cost {
         } else {
             FlopPerByte(0.0)
         }
+    }
+}
+
+/// The three cost figures of a kernel in any [`Arith`]metic: `f64` for [`Cost`], a recorded
+/// [`crate::formula::Sym`] for the formulas a derivation prints. Each operator writes its cost
+/// once, as a function returning this.
+#[derive(Debug, Clone, Copy)]
+pub struct CostTerms<A> {
+    /// Operations, one multiply-add = 2 FLOP.
+    pub flops: A,
+    /// Bytes read from main memory.
+    pub bytes_read: A,
+    /// Bytes written to main memory.
+    pub bytes_written: A,
+}
+
+impl From<CostTerms<f64>> for Cost {
+    #[inline(always)]
+    fn from(t: CostTerms<f64>) -> Cost {
+        Cost::new(t.flops, t.bytes_read, t.bytes_written)
+    }
+}
+
+impl<A: Arith> CostTerms<A> {
+    /// The three figures as f64.
+    pub fn cost(&self) -> Cost {
+        Cost::new(
+            self.flops.value(),
+            self.bytes_read.value(),
+            self.bytes_written.value(),
+        )
     }
 }
 

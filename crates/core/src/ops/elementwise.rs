@@ -5,7 +5,8 @@
 //! operations as written in the reference implementation (Hugging Face `transformers`); a
 //! transcendental (exp, rsqrt) counts as 1.
 
-use super::cost::Cost;
+use super::cost::{Cost, CostTerms};
+use crate::formula::Arith;
 use crate::precision::Precision;
 use serde::Serialize;
 
@@ -51,13 +52,21 @@ impl Elementwise {
     /// FLOPs and bytes, as in the type's documentation.
     #[inline]
     pub fn cost(&self) -> Cost {
-        let e = self.elements as f64;
-        let p = self.precision.bytes();
-        Cost::new(
-            e * self.flops_per_element,
-            self.inputs as f64 * e * p,
-            e * p,
-        )
+        self.cost_terms::<f64>(()).into()
+    }
+
+    /// The cost formula, in any [`Arith`]metic: `E·φ`, `i·E·p`, `E·p`.
+    #[inline(always)]
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        let e = A::sym(cx, "E", self.elements as f64);
+        let i = A::sym(cx, "i", self.inputs as f64);
+        let phi = A::sym(cx, "φ", self.flops_per_element);
+        let p = A::sym(cx, "p", self.precision.bytes());
+        CostTerms {
+            flops: e * phi,
+            bytes_read: i * e * p,
+            bytes_written: e * p,
+        }
     }
 }
 
@@ -83,15 +92,28 @@ impl Softmax {
     /// FLOPs and bytes, as in the type's documentation.
     #[inline]
     pub fn cost(&self) -> Cost {
-        let e = self.rows as f64 * self.cols as f64;
+        self.cost_terms::<f64>(()).into()
+    }
+
+    /// The cost formula, in any [`Arith`]metic: `r·n·φ`, `r·n·p`, `r·n·p` with φ = 5 (+ 2).
+    #[inline(always)]
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        let r = A::sym(cx, "r", self.rows as f64);
+        let n = A::sym(cx, "n", self.cols as f64);
         let per = SOFTMAX_FLOPS_PER_ELEMENT
             + if self.scale_mask {
                 SCALE_MASK_FLOPS_PER_ELEMENT
             } else {
                 0.0
             };
-        let p = self.precision.bytes();
-        Cost::new(e * per, e * p, e * p)
+        let phi = A::sym(cx, "φ", per);
+        let p = A::sym(cx, "p", self.precision.bytes());
+        let e = r * n;
+        CostTerms {
+            flops: e * phi,
+            bytes_read: e * p,
+            bytes_written: e * p,
+        }
     }
 }
 
@@ -118,10 +140,22 @@ impl Rotary {
     /// FLOPs and bytes, as in the type's documentation.
     #[inline]
     pub fn cost(&self) -> Cost {
-        let x = self.tokens as f64 * self.heads as f64 * self.head_dim as f64;
-        let tables = 2.0 * self.tokens as f64 * self.head_dim as f64;
-        let p = self.precision.bytes();
-        Cost::new(x * ROTARY_FLOPS_PER_ELEMENT, (x + tables) * p, x * p)
+        self.cost_terms::<f64>(()).into()
+    }
+
+    /// The cost formula, in any [`Arith`]metic: `3·T·H·e`, `(T·H·e + 2·T·e)·p`, `T·H·e·p`.
+    #[inline(always)]
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        let t = A::sym(cx, "T", self.tokens as f64);
+        let h = A::sym(cx, "H", self.heads as f64);
+        let e = A::sym(cx, "e", self.head_dim as f64);
+        let p = A::sym(cx, "p", self.precision.bytes());
+        let x = t * h * e;
+        CostTerms {
+            flops: A::num(cx, ROTARY_FLOPS_PER_ELEMENT) * t * h * e,
+            bytes_read: (x + A::num(cx, 2.0) * t * e) * p,
+            bytes_written: x * p,
+        }
     }
 }
 

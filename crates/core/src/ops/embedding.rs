@@ -1,6 +1,7 @@
 //! Data movement without arithmetic: embedding lookup and KV-cache write.
 
-use super::cost::Cost;
+use super::cost::{Cost, CostTerms};
+use crate::formula::Arith;
 use crate::precision::Precision;
 use serde::Serialize;
 
@@ -28,13 +29,22 @@ impl Embedding {
     /// FLOPs and bytes, as in the type's documentation.
     #[inline]
     pub fn cost(&self) -> Cost {
-        let t = self.tokens as f64;
-        let e = t * self.hidden as f64;
-        Cost::new(
-            0.0,
-            t * TOKEN_ID_BYTES + e * self.weight.bytes(),
-            e * self.act.bytes(),
-        )
+        self.cost_terms::<f64>(()).into()
+    }
+
+    /// The cost formula, in any [`Arith`]metic: `0`, `T·8 + T·d·w`, `T·d·a`.
+    #[inline(always)]
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        let t = A::sym(cx, "T", self.tokens as f64);
+        let d = A::sym(cx, "d", self.hidden as f64);
+        let w = A::sym(cx, "w", self.weight.bytes());
+        let a = A::sym(cx, "a", self.act.bytes());
+        let e = t * d;
+        CostTerms {
+            flops: A::num(cx, 0.0),
+            bytes_read: t * A::num(cx, TOKEN_ID_BYTES) + e * w,
+            bytes_written: e * a,
+        }
     }
 }
 
@@ -61,8 +71,23 @@ impl KvCacheWrite {
     /// FLOPs and bytes, as in the type's documentation.
     #[inline]
     pub fn cost(&self) -> Cost {
-        let e = 2.0 * self.tokens as f64 * self.kv_heads as f64 * self.head_dim as f64;
-        Cost::new(0.0, e * self.act.bytes(), e * self.kv.bytes())
+        self.cost_terms::<f64>(()).into()
+    }
+
+    /// The cost formula, in any [`Arith`]metic: `0`, `2·T·g·e·a`, `2·T·g·e·c`.
+    #[inline(always)]
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        let t = A::sym(cx, "T", self.tokens as f64);
+        let g = A::sym(cx, "g", self.kv_heads as f64);
+        let d = A::sym(cx, "e", self.head_dim as f64);
+        let a = A::sym(cx, "a", self.act.bytes());
+        let c = A::sym(cx, "c", self.kv.bytes());
+        let e = A::num(cx, 2.0) * t * g * d;
+        CostTerms {
+            flops: A::num(cx, 0.0),
+            bytes_read: e * a,
+            bytes_written: e * c,
+        }
     }
 }
 

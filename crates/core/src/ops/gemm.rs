@@ -1,6 +1,7 @@
 //! Matrix multiplies: a GEMM `C[m,n] = A[m,k] · B[k,n] (+ bias[n])` and batches of them.
 
-use super::cost::Cost;
+use super::cost::{Cost, CostTerms};
+use crate::formula::Arith;
 use crate::precision::Precision;
 use serde::Serialize;
 
@@ -10,10 +11,10 @@ use serde::Serialize;
 /// (k × n = in × out) and C the output.
 ///
 /// - FLOPs = 2·m·n·k (one multiply-add = 2 FLOP), plus m·n for the bias add.
-/// - bytes read = m·k·a + k·n·(b + s) (+ n·b for the bias), bytes written = m·n·c,
-///   where s is the group-wise scale overhead per weight (0 for plain formats),
-///   where a, b, c are the bytes per element of A, B and C: each operand crosses main memory once,
-///   the ideal a tiled GEMM approaches when its tiles fit on chip.
+/// - bytes read = m·k·a + k·n·(b + s_b) (+ n·b for the bias), bytes written = m·n·c,
+///   where a, b, c are the bytes per element of A, B and C and s_b the group-wise scale bytes
+///   per weight (0 for plain formats): each operand crosses main memory once, the ideal a tiled
+///   GEMM approaches when its tiles fit on chip.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Gemm {
     /// Rows of A and C (tokens).
@@ -56,15 +57,31 @@ impl Gemm {
     /// FLOPs and bytes, as in the type's documentation.
     #[inline]
     pub fn cost(&self) -> Cost {
-        let (m, n, k) = (self.m as f64, self.n as f64, self.k as f64);
-        let bias = if self.bias { 1.0 } else { 0.0 };
-        Cost::new(
-            2.0 * m * n * k + bias * m * n,
-            m * k * self.a.bytes()
-                + k * n * (self.b.bytes() + self.b_scale)
-                + bias * n * self.b.bytes(),
-            m * n * self.c.bytes(),
-        )
+        self.cost_terms::<f64>(()).into()
+    }
+
+    /// The cost formula, in any [`Arith`]metic: `2·m·n·k (+ m·n)`, `m·k·a + k·n·(b + s_b)
+    /// (+ n·b)`, `m·n·c`.
+    #[inline(always)]
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        let s = |name, v: f64| A::sym(cx, name, v);
+        let (m, n, k) = (
+            s("m", self.m as f64),
+            s("n", self.n as f64),
+            s("k", self.k as f64),
+        );
+        let (a, b, c) = (
+            s("a", self.a.bytes()),
+            s("b", self.b.bytes()),
+            s("c", self.c.bytes()),
+        );
+        let scale = A::optional(cx, "s_b", self.b_scale);
+        let bias = A::switch(cx, self.bias);
+        CostTerms {
+            flops: A::num(cx, 2.0) * m * n * k + bias * m * n,
+            bytes_read: m * k * a + k * n * (b + scale) + bias * n * b,
+            bytes_written: m * n * c,
+        }
     }
 }
 
@@ -100,18 +117,31 @@ impl BatchedMatmul {
     /// FLOPs and bytes, as in the type's documentation.
     #[inline]
     pub fn cost(&self) -> Cost {
-        let (bt, m, n, k) = (
-            self.batch as f64,
-            self.m as f64,
-            self.n as f64,
-            self.k as f64,
+        self.cost_terms::<f64>(()).into()
+    }
+
+    /// The cost formula, in any [`Arith`]metic: `2·N·m·n·k`, `N·m·k·a + (N/G)·k·n·b`,
+    /// `N·m·n·c` with N = `batch`, G = `shared` (at least 1).
+    #[inline(always)]
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        let s = |name, v: f64| A::sym(cx, name, v);
+        let bt = s("N", self.batch as f64);
+        let g = s("G", self.shared.max(1) as f64);
+        let (m, n, k) = (
+            s("m", self.m as f64),
+            s("n", self.n as f64),
+            s("k", self.k as f64),
         );
-        let distinct_b = bt / self.shared.max(1) as f64;
-        Cost::new(
-            2.0 * bt * m * n * k,
-            bt * m * k * self.a.bytes() + distinct_b * k * n * self.b.bytes(),
-            bt * m * n * self.c.bytes(),
-        )
+        let (a, b, c) = (
+            s("a", self.a.bytes()),
+            s("b", self.b.bytes()),
+            s("c", self.c.bytes()),
+        );
+        CostTerms {
+            flops: A::num(cx, 2.0) * bt * m * n * k,
+            bytes_read: bt * m * k * a + bt / g * k * n * b,
+            bytes_written: bt * m * n * c,
+        }
     }
 }
 

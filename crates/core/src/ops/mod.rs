@@ -3,7 +3,8 @@
 //! One multiply-add is 2 FLOP. Bytes are counted at the precision each tensor is stored in, once
 //! per read or write of main memory (HBM): an unfused kernel reads its inputs from HBM and writes
 //! its outputs to HBM. Every formula is written next to its code and collected, with its source,
-//! in `docs/cost-model.md`.
+//! in `docs/cost-model.md`. Each is written once, generic over [`Arith`] (`cost_terms`): in f64
+//! it is [`Op::cost`], recorded it is the formula `--explain` prints ([`crate::formula`]).
 
 mod attention;
 mod cost;
@@ -14,8 +15,8 @@ mod kind;
 mod moe;
 mod norm;
 
-pub use attention::{causal_pairs, windowed_pairs, FlashAttention};
-pub use cost::Cost;
+pub use attention::{causal_pairs, causal_pairs_of, windowed_pairs, FlashAttention};
+pub use cost::{Cost, CostTerms};
 pub use elementwise::{
     Elementwise, Rotary, Softmax, ADD_FLOPS_PER_ELEMENT, GELU_FLOPS_PER_ELEMENT,
     MUL_FLOPS_PER_ELEMENT, RELU_FLOPS_PER_ELEMENT, ROTARY_FLOPS_PER_ELEMENT,
@@ -27,6 +28,7 @@ pub use kind::OpKind;
 pub use moe::{expected_experts_touched, ExpertGemm};
 pub use norm::{LayerNorm, RmsNorm, LAYERNORM_FLOPS_PER_ELEMENT, RMSNORM_FLOPS_PER_ELEMENT};
 
+use crate::formula::Arith;
 use crate::precision::Precision;
 use serde::Serialize;
 
@@ -91,6 +93,24 @@ impl Op {
         }
     }
 
+    /// The cost formula of the operator in any [`Arith`]metic: in f64 the same numbers as
+    /// [`Op::cost`], recorded on a [`crate::formula::Tape`] the formulas that compute them.
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        match self {
+            Op::Gemm(o) => o.cost_terms(cx),
+            Op::BatchedMatmul(o) => o.cost_terms(cx),
+            Op::Elementwise(o) => o.cost_terms(cx),
+            Op::Softmax(o) => o.cost_terms(cx),
+            Op::RmsNorm(o) => o.cost_terms(cx),
+            Op::LayerNorm(o) => o.cost_terms(cx),
+            Op::Rotary(o) => o.cost_terms(cx),
+            Op::Embedding(o) => o.cost_terms(cx),
+            Op::KvCacheWrite(o) => o.cost_terms(cx),
+            Op::FlashAttention(o) => o.cost_terms(cx),
+            Op::ExpertGemm(o) => o.cost_terms(cx),
+        }
+    }
+
     /// The units the operator runs on, which selects the peak that applies.
     #[inline(always)]
     pub fn compute(&self) -> Compute {
@@ -142,6 +162,145 @@ impl Op {
             Op::KvCacheWrite(_) => OpKind::KvCacheWrite,
             Op::FlashAttention(_) => OpKind::FlashAttention,
             Op::ExpertGemm(_) => OpKind::ExpertGemm,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formula::{Sym, Tape};
+
+    /// `op`'s f64 cost and its recorded formula's values, bit for bit.
+    fn recorded_equals_computed(op: &Op) {
+        let tape = Tape::default();
+        let t = op.cost_terms::<Sym>(&tape);
+        let c = op.cost();
+        assert_eq!(t.flops.value().to_bits(), c.flops.get().to_bits(), "{op:?}");
+        assert_eq!(t.bytes_read.value().to_bits(), c.bytes_read.get().to_bits());
+        assert_eq!(
+            t.bytes_written.value().to_bits(),
+            c.bytes_written.get().to_bits()
+        );
+    }
+
+    fn bits(c: Cost) -> [u64; 3] {
+        [
+            c.flops.get().to_bits(),
+            c.bytes_read.get().to_bits(),
+            c.bytes_written.get().to_bits(),
+        ]
+    }
+
+    #[test]
+    fn costs_are_the_hand_arithmetic_bit_for_bit() {
+        // A GEMM with a bias and int4 weights with an fp16 scale and an int4 zero point per 64:
+        // 2·m·n·k + m·n; m·k·2 + k·n·(0.5 + 2.5/64) + n·0.5; m·n·2.
+        let mut g = Gemm::uniform(7, 300, 500, Precision::Bf16);
+        (g.bias, g.b, g.b_scale) = (true, Precision::Int4, 2.5 / 64.0);
+        let (m, n, k) = (7.0, 300.0, 500.0);
+        let hand = Cost::new(
+            2.0 * m * n * k + 1.0 * m * n,
+            m * k * 2.0 + k * n * (0.5 + 2.5 / 64.0) + 1.0 * n * 0.5,
+            m * n * 2.0,
+        );
+        assert_eq!(bits(g.cost()), bits(hand));
+        // GQA decode attention, fp8 cache, query blocks of 64, a window of 300 over 1000 keys:
+        // pairs 300 (each of the 1 query sees the window), rows read 300.
+        let a = FlashAttention {
+            batch: 2,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            q_len: 1,
+            kv_len: 1000,
+            causal: true,
+            window: Some(300),
+            v_head_dim: None,
+            kv_shared: false,
+            block_q: Some(64),
+            act: Precision::Bf16,
+            kv: Precision::Fp8,
+        };
+        let hand = Cost::new(
+            2.0 * 32.0 * 300.0 * (2.0 * 128.0 + 2.0 * 128.0 + 5.0 + 2.0),
+            2.0 * 1.0 * 32.0 * 128.0 * 2.0 + 2.0 * 8.0 * 300.0 * (128.0 + 128.0) * 1.0,
+            2.0 * 1.0 * 32.0 * 128.0 * 2.0,
+        );
+        assert_eq!(bits(a.cost()), bits(hand));
+        // MLA prefill: value heads of 128 beside query/key heads of 192, 6 causal queries:
+        // 21 pairs.
+        let mla = FlashAttention {
+            heads: 128,
+            kv_heads: 128,
+            head_dim: 192,
+            v_head_dim: Some(128),
+            q_len: 6,
+            kv_len: 6,
+            window: None,
+            block_q: None,
+            kv: Precision::Bf16,
+            ..a
+        };
+        let hand = Cost::new(
+            2.0 * 128.0 * 21.0 * (2.0 * 192.0 + 2.0 * 128.0 + 7.0),
+            2.0 * 6.0 * 128.0 * 192.0 * 2.0 + 2.0 * 128.0 * 6.0 * (192.0 + 128.0) * 2.0,
+            2.0 * 6.0 * 128.0 * 128.0 * 2.0,
+        );
+        assert_eq!(bits(mla.cost()), bits(hand));
+        // Three tokens routed to 2 of 8 experts touch 8·(1 − (3/4)³) = 4.625 of them.
+        let e = ExpertGemm {
+            tokens: 3,
+            top_k: 2,
+            experts: 8,
+            n: 14336,
+            k: 4096,
+            a: Precision::Bf16,
+            b: Precision::Int4,
+            b_scale: 2.0 / 128.0,
+            c: Precision::Bf16,
+            compute: Precision::Bf16,
+        };
+        let hand = Cost::new(
+            2.0 * 6.0 * 14336.0 * 4096.0,
+            6.0 * 4096.0 * 2.0 + 4.625 * 4096.0 * 14336.0 * (0.5 + 2.0 / 128.0),
+            6.0 * 14336.0 * 2.0,
+        );
+        assert_eq!(bits(e.cost()), bits(hand));
+        // LayerNorm and rotary: 7·r·n, r·n·p + 2·n·w; 3·T·H·e, (T·H·e + 2·T·e)·p.
+        let ln = LayerNorm {
+            rows: 5,
+            cols: 768,
+            precision: Precision::Fp16,
+            weight: Precision::Fp32,
+        };
+        let hand = Cost::new(
+            7.0 * 5.0 * 768.0,
+            5.0 * 768.0 * 2.0 + 2.0 * 768.0 * 4.0,
+            5.0 * 768.0 * 2.0,
+        );
+        assert_eq!(bits(ln.cost()), bits(hand));
+        let r = Rotary {
+            tokens: 9,
+            heads: 40,
+            head_dim: 128,
+            precision: Precision::Bf16,
+        };
+        let hand = Cost::new(
+            3.0 * 9.0 * 40.0 * 128.0,
+            (9.0 * 40.0 * 128.0 + 2.0 * 9.0 * 128.0) * 2.0,
+            9.0 * 40.0 * 128.0 * 2.0,
+        );
+        assert_eq!(bits(r.cost()), bits(hand));
+        for op in [
+            Op::Gemm(g),
+            Op::FlashAttention(a),
+            Op::FlashAttention(mla),
+            Op::ExpertGemm(e),
+            Op::LayerNorm(ln),
+            Op::Rotary(r),
+        ] {
+            recorded_equals_computed(&op);
         }
     }
 }

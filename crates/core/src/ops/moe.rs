@@ -1,6 +1,7 @@
 //! Mixture-of-experts GEMMs: the routed token rows of every expert, as one grouped GEMM.
 
-use super::cost::Cost;
+use super::cost::{Cost, CostTerms};
+use crate::formula::Arith;
 use crate::precision::Precision;
 use serde::Serialize;
 
@@ -55,14 +56,30 @@ impl ExpertGemm {
     /// FLOPs and bytes, as in the type's documentation.
     #[inline]
     pub fn cost(&self) -> Cost {
-        let rows = self.tokens as f64 * self.top_k as f64;
-        let (n, k) = (self.n as f64, self.k as f64);
-        Cost::new(
-            2.0 * rows * n * k,
-            rows * k * self.a.bytes()
-                + self.experts_touched() * k * n * (self.b.bytes() + self.b_scale),
-            rows * n * self.c.bytes(),
-        )
+        self.cost_terms::<f64>(()).into()
+    }
+
+    /// The cost formula, in any [`Arith`]metic: `2·T·k·n·K`, `T·k·K·a + U·K·n·(b + s_b)`,
+    /// `T·k·n·c` with K the input features and U [`expected_experts_touched`].
+    #[inline(always)]
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        let s = |name, v: f64| A::sym(cx, name, v);
+        let (t, top) = (s("T", self.tokens as f64), s("k", self.top_k as f64));
+        s("E", self.experts as f64);
+        let (n, k) = (s("n", self.n as f64), s("K", self.k as f64));
+        let u = s("U", self.experts_touched());
+        let (a, b, c) = (
+            s("a", self.a.bytes()),
+            s("b", self.b.bytes()),
+            s("c", self.c.bytes()),
+        );
+        let scale = A::optional(cx, "s_b", self.b_scale);
+        let rows = t * top;
+        CostTerms {
+            flops: A::num(cx, 2.0) * rows * n * k,
+            bytes_read: rows * k * a + u * k * n * (b + scale),
+            bytes_written: rows * n * c,
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Normalisations over the hidden dimension: RMSNorm and LayerNorm.
 
-use super::cost::Cost;
+use super::cost::{Cost, CostTerms};
+use crate::formula::Arith;
 use crate::precision::Precision;
 use serde::Serialize;
 
@@ -33,13 +34,13 @@ impl RmsNorm {
     /// FLOPs and bytes, as in the type's documentation.
     #[inline]
     pub fn cost(&self) -> Cost {
-        let e = self.rows as f64 * self.cols as f64;
-        let p = self.precision.bytes();
-        Cost::new(
-            e * RMSNORM_FLOPS_PER_ELEMENT,
-            e * p + self.cols as f64 * self.weight.bytes(),
-            e * p,
-        )
+        self.cost_terms::<f64>(()).into()
+    }
+
+    /// The cost formula, in any [`Arith`]metic: `4·r·n`, `r·n·p + n·w`, `r·n·p`.
+    #[inline(always)]
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        norm_terms(cx, self.rows, self.cols, self.precision, self.weight, false)
     }
 }
 
@@ -63,13 +64,41 @@ impl LayerNorm {
     /// FLOPs and bytes, as in the type's documentation.
     #[inline]
     pub fn cost(&self) -> Cost {
-        let e = self.rows as f64 * self.cols as f64;
-        let p = self.precision.bytes();
-        Cost::new(
-            e * LAYERNORM_FLOPS_PER_ELEMENT,
-            e * p + 2.0 * self.cols as f64 * self.weight.bytes(),
-            e * p,
-        )
+        self.cost_terms::<f64>(()).into()
+    }
+
+    /// The cost formula, in any [`Arith`]metic: `7·r·n`, `r·n·p + 2·n·w`, `r·n·p`.
+    #[inline(always)]
+    pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        norm_terms(cx, self.rows, self.cols, self.precision, self.weight, true)
+    }
+}
+
+/// The cost of a normalisation over `rows × cols`: RMSNorm (one weight vector) or, with
+/// `layer`, LayerNorm (weight and bias).
+#[inline(always)]
+fn norm_terms<A: Arith>(
+    cx: A::Cx,
+    rows: u64,
+    cols: u64,
+    precision: Precision,
+    weight: Precision,
+    layer: bool,
+) -> CostTerms<A> {
+    let r = A::sym(cx, "r", rows as f64);
+    let n = A::sym(cx, "n", cols as f64);
+    let p = A::sym(cx, "p", precision.bytes());
+    let w = A::sym(cx, "w", weight.bytes());
+    let (phi, vectors) = if layer {
+        (LAYERNORM_FLOPS_PER_ELEMENT, A::num(cx, 2.0) * n)
+    } else {
+        (RMSNORM_FLOPS_PER_ELEMENT, n)
+    };
+    let e = r * n;
+    CostTerms {
+        flops: A::num(cx, phi) * r * n,
+        bytes_read: e * p + vectors * w,
+        bytes_written: e * p,
     }
 }
 
