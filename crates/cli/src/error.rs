@@ -64,8 +64,18 @@ impl From<AnalysisError> for CliError {
             ),
             _ => None,
         };
-        Self::bad_input(e.to_string(), hint)
+        let message = match &e {
+            // The core names the workload field (`batch`); the user typed the flag (`--batch`).
+            AnalysisError::Workload(w) => format!("`{}`: {}", flag(w.quantity), w.message),
+            _ => e.to_string(),
+        };
+        Self::bad_input(message, hint)
     }
+}
+
+/// The flag that sets a [`roofline_core::workload::Workload`] field: `seq_len` → `--seq-len`.
+pub fn flag(quantity: &str) -> String {
+    format!("--{}", quantity.replace('_', "-"))
 }
 
 impl From<WriteError> for CliError {

@@ -13,14 +13,7 @@ use roofline_core::workload::{Precisions, Stage, Workload};
 use std::hint::black_box;
 
 fn workload(stage: Stage) -> Workload {
-    Workload {
-        stage,
-        batch: 1,
-        seq_len: 2048,
-        context: 2048,
-        precisions: Precisions::uniform(Precision::Bf16),
-        flash_attention: false,
-    }
+    Workload::new(stage, 1, 2048, 2048).with_precisions(Precisions::uniform(Precision::Bf16))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

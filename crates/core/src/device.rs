@@ -13,6 +13,7 @@ use std::fmt;
 /// Which level of the memory hierarchy a [`MemoryLevel`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum MemoryKind {
     /// Off-chip main memory: HBM, GDDR or DRAM. The roofline's memory roof uses it.
     Main,
@@ -24,6 +25,19 @@ pub enum MemoryKind {
     L1,
     /// Software-managed on-chip memory (Gaudi SRAM) that is not a cache.
     Sram,
+}
+
+impl MemoryKind {
+    /// The lowercase name used in chip files and JSON (`main`, `l2`, `l3`, `l1`, `sram`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryKind::Main => "main",
+            MemoryKind::L2 => "l2",
+            MemoryKind::L3 => "l3",
+            MemoryKind::L1 => "l1",
+            MemoryKind::Sram => "sram",
+        }
+    }
 }
 
 /// One level of a chip's memory hierarchy.
@@ -39,13 +53,62 @@ pub struct MemoryLevel {
     pub capacity: Option<Cited<Bytes>>,
 }
 
+impl MemoryLevel {
+    /// A level of `kind` called `name` (`HBM3`), its bandwidth and capacity unknown until
+    /// [`MemoryLevel::with_bandwidth`] and [`MemoryLevel::with_capacity`].
+    ///
+    /// ```
+    /// use roofline_core::device::{MemoryKind, MemoryLevel};
+    /// use roofline_core::units::{Bytes, BytesPerSec};
+    /// // The H100 SXM's L2: 50 MiB (Hopper whitepaper).
+    /// let l2 = MemoryLevel::new(MemoryKind::L2, "L2")
+    ///     .with_capacity(Bytes(50.0 * 1024.0 * 1024.0), "Hopper whitepaper: 50 MB L2");
+    /// assert_eq!(l2.capacity.map(|c| c.value), Some(Bytes(52_428_800.0)));
+    /// assert!(l2.bandwidth.is_none());
+    /// ```
+    pub fn new(kind: MemoryKind, name: impl Into<String>) -> Self {
+        Self {
+            kind,
+            name: name.into(),
+            bandwidth: None,
+            capacity: None,
+        }
+    }
+
+    /// Peak bandwidth in B/s, with its source.
+    #[must_use]
+    pub fn with_bandwidth(mut self, bandwidth: BytesPerSec, source: impl Into<String>) -> Self {
+        self.bandwidth = Some(Cited::new(bandwidth, source));
+        self
+    }
+
+    /// Capacity in bytes, with its source.
+    #[must_use]
+    pub fn with_capacity(mut self, capacity: Bytes, source: impl Into<String>) -> Self {
+        self.capacity = Some(Cited::new(capacity, source));
+        self
+    }
+}
+
 /// A link between chips or to the host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Link {
     /// Name of the link (`NVLink 4 (18 links)`).
     pub name: String,
     /// Bandwidth in B/s (bidirectional aggregate per device unless the source says otherwise).
     pub bandwidth: Option<Cited<BytesPerSec>>,
+}
+
+impl Link {
+    /// A link called `name` with `bandwidth` in B/s (bidirectional aggregate per device), if
+    /// known.
+    pub fn new(name: impl Into<String>, bandwidth: Option<Cited<BytesPerSec>>) -> Self {
+        Self {
+            name: name.into(),
+            bandwidth,
+        }
+    }
 }
 
 /// A chip, as the cost model sees it.
@@ -79,6 +142,7 @@ pub struct Device {
 /// A question the device cannot answer: a precision it has no peak for, or no main-memory
 /// bandwidth.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DeviceError {
     /// The chip has no dense peak for this precision.
     NoPeak {
@@ -122,6 +186,26 @@ impl fmt::Display for DeviceError {
     }
 }
 impl std::error::Error for DeviceError {}
+
+impl DeviceError {
+    /// The chip-file field the missing figure belongs in: `peak_flops_per_s.<precision>`
+    /// (`peak_flops_per_s.bf16`) or `memory.bandwidth_bytes_per_s` (of the main level), as in
+    /// the catalog's TOML files.
+    ///
+    /// ```
+    /// use roofline_core::device::Device;
+    /// use roofline_core::precision::Precision;
+    /// let chip = Device::builder("x", "X").build();
+    /// assert_eq!(chip.peak(Precision::Int4).unwrap_err().field(), "peak_flops_per_s.int4");
+    /// assert_eq!(chip.bandwidth().unwrap_err().field(), "memory.bandwidth_bytes_per_s");
+    /// ```
+    pub fn field(&self) -> String {
+        match self {
+            DeviceError::NoPeak { precision, .. } => format!("peak_flops_per_s.{precision}"),
+            DeviceError::NoBandwidth { .. } => "memory.bandwidth_bytes_per_s".to_string(),
+        }
+    }
+}
 
 impl Device {
     /// The dense peak for `precision`, if the chip has one.
@@ -180,6 +264,135 @@ impl Device {
     }
 }
 
+impl Device {
+    /// A builder for a chip with short id `id` (`h100-sxm`) and full name `name`: no peaks,
+    /// no memory, a launch overhead of 0 s, until the setters add them.
+    ///
+    /// ```
+    /// use roofline_core::device::Device;
+    /// use roofline_core::precision::Precision;
+    /// use roofline_core::units::{Bytes, BytesPerSec, FlopPerSec, Seconds};
+    /// // The H100 SXM's datasheet: 989.5 TFLOP/s dense bf16 (1,979 with 2:4 sparsity, halved),
+    /// // 3.35 TB/s and 80 GB of HBM3.
+    /// let h100 = Device::builder("h100-sxm", "NVIDIA H100 SXM5 80GB")
+    ///     .vendor("NVIDIA")
+    ///     .peak(Precision::Bf16, FlopPerSec(989.5e12), "datasheet, dense")
+    ///     .main_memory("HBM3", BytesPerSec(3.35e12), Some(Bytes(80e9)), "datasheet")
+    ///     .launch_overhead(Seconds(5e-6), "typical")
+    ///     .build();
+    /// // Ridge point: 989.5e12 / 3.35e12 = 295.37 FLOP/byte.
+    /// assert!((h100.ridge(Precision::Bf16)?.get() - 989.5 / 3.35).abs() < 1e-9);
+    /// assert_eq!(h100.capacity(), Some(Bytes(80e9)));
+    /// # Ok::<(), roofline_core::device::DeviceError>(())
+    /// ```
+    pub fn builder(id: impl Into<String>, name: impl Into<String>) -> DeviceBuilder {
+        DeviceBuilder {
+            device: Device {
+                id: id.into(),
+                name: name.into(),
+                vendor: String::new(),
+                peaks: Vec::new(),
+                memory: Vec::new(),
+                sm_count: None,
+                shared_memory_per_sm: None,
+                launch_overhead: Cited::new(Seconds::ZERO, "not given"),
+                interconnect: None,
+                host_link: None,
+                notes: Vec::new(),
+            },
+        }
+    }
+}
+
+/// Builds a [`Device`]; made by [`Device::builder`]. Every figure takes its source (a
+/// datasheet, a paper, a measurement), as the catalog's files do.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub struct DeviceBuilder {
+    device: Device,
+}
+
+impl DeviceBuilder {
+    /// Vendor (`NVIDIA`).
+    pub fn vendor(mut self, vendor: impl Into<String>) -> Self {
+        self.device.vendor = vendor.into();
+        self
+    }
+    /// The dense peak for `precision` in FLOP/s (integer formats: OP/s), replacing any earlier
+    /// one for it. Never a 2:4-sparse figure.
+    pub fn peak(
+        mut self,
+        precision: Precision,
+        peak: FlopPerSec,
+        source: impl Into<String>,
+    ) -> Self {
+        self.device.peaks.retain(|(p, _)| *p != precision);
+        self.device
+            .peaks
+            .push((precision, Cited::new(peak, source)));
+        self
+    }
+    /// The main memory (HBM, GDDR, DRAM) called `name`: `bandwidth` in B/s (the roofline's
+    /// memory roof) and `capacity` in bytes if known, both from `source`. It goes first, before
+    /// any level added with [`DeviceBuilder::memory`].
+    pub fn main_memory(
+        mut self,
+        name: impl Into<String>,
+        bandwidth: BytesPerSec,
+        capacity: Option<Bytes>,
+        source: impl Into<String>,
+    ) -> Self {
+        let source = source.into();
+        let mut level = MemoryLevel::new(MemoryKind::Main, name).with_bandwidth(bandwidth, &source);
+        if let Some(c) = capacity {
+            level = level.with_capacity(c, source);
+        }
+        self.device.memory.retain(|m| m.kind != MemoryKind::Main);
+        self.device.memory.insert(0, level);
+        self
+    }
+    /// Another memory level (L2, L3, SRAM), after those already added.
+    pub fn memory(mut self, level: MemoryLevel) -> Self {
+        self.device.memory.push(level);
+        self
+    }
+    /// Streaming multiprocessors (or compute units, cores).
+    pub fn sm_count(mut self, n: u32, source: impl Into<String>) -> Self {
+        self.device.sm_count = Some(Cited::new(n, source));
+        self
+    }
+    /// Largest shared memory one SM can use, in bytes.
+    pub fn shared_memory_per_sm(mut self, bytes: Bytes, source: impl Into<String>) -> Self {
+        self.device.shared_memory_per_sm = Some(Cited::new(bytes, source));
+        self
+    }
+    /// Fixed cost of launching one kernel, in seconds.
+    pub fn launch_overhead(mut self, seconds: Seconds, source: impl Into<String>) -> Self {
+        self.device.launch_overhead = Cited::new(seconds, source);
+        self
+    }
+    /// The chip-to-chip fabric.
+    pub fn interconnect(mut self, link: Link) -> Self {
+        self.device.interconnect = Some(link);
+        self
+    }
+    /// The link to the host.
+    pub fn host_link(mut self, link: Link) -> Self {
+        self.device.host_link = Some(link);
+        self
+    }
+    /// A caveat about the figures.
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.device.notes.push(note.into());
+        self
+    }
+    /// The chip. A chip without a peak or a main-memory bandwidth is allowed (a profile's
+    /// empirical roof may lack one); asking it for the missing figure gives a [`DeviceError`].
+    pub fn build(self) -> Device {
+        self.device
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -192,6 +405,28 @@ pub(crate) mod tests {
         let r = h100_sxm().ridge(Precision::Bf16)?;
         assert!((r.get() - 989.5 / 3.35).abs() < 1e-9);
         Ok(())
+    }
+
+    #[test]
+    fn builder_gives_the_datasheet_chip() {
+        let ds = "datasheet";
+        let built = Device::builder("h100-sxm", "NVIDIA H100 SXM5 80GB")
+            .vendor("NVIDIA")
+            .peak(Precision::Fp32, FlopPerSec(67e12), ds)
+            .peak(Precision::Bf16, FlopPerSec(1e15), ds)
+            .peak(Precision::Fp16, FlopPerSec(989.5e12), ds)
+            .peak(Precision::Fp8, FlopPerSec(1979e12), ds)
+            // a second figure for bf16 replaces the first, in its place at the end
+            .peak(Precision::Bf16, FlopPerSec(989.5e12), ds)
+            .main_memory("HBM3", BytesPerSec(3.35e12), Some(Bytes(80e9)), ds)
+            .sm_count(132, "whitepaper")
+            .shared_memory_per_sm(Bytes(228.0 * 1024.0), "tuning guide")
+            .launch_overhead(Seconds(5e-6), "typical")
+            .build();
+        let mut expected = h100_sxm();
+        let bf16 = expected.peaks.remove(1);
+        expected.peaks.push(bf16);
+        assert_eq!(built, expected);
     }
 
     #[test]

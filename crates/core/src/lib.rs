@@ -16,6 +16,7 @@
 //!   (DRAM-only and hierarchical) predicts; the error and the fused chain's speedup.
 //! - [`profile`]: imported profiles (Nsight Compute, PyTorch profiler) and empirical roofs
 //!   (mixbench, ERT): kernels under their roof, and joined to a model's operators.
+//! - [`prelude`]: the types and functions a caller of the analysis needs, in one `use`.
 //!
 //! ```
 //! use roofline_core::ops::Gemm;
@@ -58,3 +59,38 @@ pub mod workload;
 
 #[cfg(test)]
 mod decoder_tests;
+
+/// What a caller of the analysis needs, in one `use roofline_core::prelude::*`: the model, chip
+/// and workload with their builders and errors, the precisions, [`analyze`](crate::analysis::analyze)
+/// and its result, the roofline and the units.
+///
+/// ```
+/// use roofline_core::prelude::*;
+///
+/// // Llama-2-7B (its config.json) in bf16 on a chip of 154.8 TFLOP/s and 768 GB/s (the RTX
+/// // A6000's datasheet), decode at batch 1 with 2048 tokens cached.
+/// let model = Transformer::builder(4096, 32, 32, 11008, 32000).build()?;
+/// let chip = Device::builder("a6000", "NVIDIA RTX A6000")
+///     .peak(Precision::Bf16, FlopPerSec(154.8e12), "datasheet, dense")
+///     .peak(Precision::Fp32, FlopPerSec(38.7e12), "datasheet")
+///     .main_memory("GDDR6", BytesPerSec(768e9), Some(Bytes(48e9)), "datasheet")
+///     .build();
+/// let decode = analyze(&model, &Workload::decode(1, 2048), &chip, Reserve::DEFAULT)?;
+/// // Decode reads every weight once: 6,738,415,616 parameters · 2 bytes = 13.48 GB.
+/// assert_eq!(decode.memory.weights, Bytes(13_476_831_232.0));
+/// // q_proj is a 1×4096 by 4096×4096 GEMM: 2·4096² FLOPs, memory-bound.
+/// let q = decode.rows.iter().find(|r| r.name == "q_proj").ok_or("no q_proj")?;
+/// assert_eq!(q.cost.flops, Flop(2.0 * 4096.0 * 4096.0));
+/// assert_eq!(q.point().bound, Bound::Memory);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub mod prelude {
+    pub use crate::analysis::{analyze, analyze_into, AnalysisError, OpRow, StageAnalysis, Totals};
+    pub use crate::device::{Device, DeviceBuilder, DeviceError, MemoryKind, MemoryLevel};
+    pub use crate::memory::{MemoryFootprint, Reserve};
+    pub use crate::model::{Mla, ModelError, Moe, Transformer, TransformerBuilder};
+    pub use crate::precision::Precision;
+    pub use crate::roofline::{Bound, Roof, RooflinePoint};
+    pub use crate::units::{Bytes, BytesPerSec, Flop, FlopPerByte, FlopPerSec, Seconds};
+    pub use crate::workload::{Precisions, Stage, Workload, WorkloadError};
+}

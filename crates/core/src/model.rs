@@ -3,12 +3,13 @@
 
 use crate::precision::Precision;
 use crate::units::Bytes;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Which normalisation the blocks use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum NormKind {
     /// RMSNorm (Llama family).
     RmsNorm,
@@ -17,8 +18,9 @@ pub enum NormKind {
 }
 
 /// The MLP's activation function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Activation {
     /// SiLU (swish), as in SwiGLU.
     Silu,
@@ -29,8 +31,9 @@ pub enum Activation {
 }
 
 /// The MLP's form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum MlpKind {
     /// `down(act(gate(x)) · up(x))` (Shazeer 2020, "GLU variants"): three weight matrices.
     Gated,
@@ -39,8 +42,9 @@ pub enum MlpKind {
 }
 
 /// How token positions enter the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase", tag = "kind")]
+#[non_exhaustive]
 pub enum Positions {
     /// Rotary embedding on queries and keys (Su et al. 2021): no parameters.
     #[default]
@@ -54,8 +58,9 @@ pub enum Positions {
 }
 
 /// Which Hugging Face module names the operators carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Naming {
     /// `q_proj k_proj v_proj o_proj gate_proj up_proj down_proj` (Llama, Mistral, Qwen).
     #[default]
@@ -70,7 +75,8 @@ pub enum Naming {
 }
 
 /// Mixture of experts in the MLP (Shazeer et al. 2017; Fedus et al. 2022).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Moe {
     /// Routed experts E (`num_local_experts`, `num_experts`, `n_routed_experts`).
     pub experts: u64,
@@ -87,9 +93,51 @@ pub struct Moe {
     pub router_bias: bool,
 }
 
+impl Moe {
+    /// `experts` routed experts E, each token sent to `top_k` of them, each a gated MLP
+    /// `expert_intermediate` wide; no shared experts, every block a mixture, no router bias
+    /// (Mixtral's layout). The `with_*` methods add DeepSeek's extras.
+    ///
+    /// ```
+    /// use roofline_core::model::Moe;
+    /// // DeepSeek-V3: 256 routed experts of width 2048, 8 per token, 1 shared, 3 dense blocks.
+    /// let m = Moe::new(256, 8, 2048).with_shared_experts(1).with_dense_layers(3);
+    /// assert_eq!((m.experts, m.top_k, m.shared_experts, m.dense_layers), (256, 8, 1, 3));
+    /// ```
+    pub fn new(experts: u64, top_k: u64, expert_intermediate: u64) -> Self {
+        Self {
+            experts,
+            top_k,
+            expert_intermediate,
+            shared_experts: 0,
+            dense_layers: 0,
+            router_bias: false,
+        }
+    }
+
+    /// Shared experts every token also goes through (`n_shared_experts`).
+    pub fn with_shared_experts(mut self, n: u64) -> Self {
+        self.shared_experts = n;
+        self
+    }
+
+    /// The first `n` blocks keep a dense MLP (`first_k_dense_replace`).
+    pub fn with_dense_layers(mut self, n: u64) -> Self {
+        self.dense_layers = n;
+        self
+    }
+
+    /// Whether the router has a per-expert bias (`e_score_correction_bias`).
+    pub fn with_router_bias(mut self, bias: bool) -> Self {
+        self.router_bias = bias;
+        self
+    }
+}
+
 /// Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, §2.1): queries and keys/values
 /// pass through low-rank latents; the KV cache holds the kv latent and the shared rotary key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Mla {
     /// Rank of the query latent (`q_lora_rank`); `None`: a plain q projection.
     pub q_lora_rank: Option<u64>,
@@ -104,6 +152,38 @@ pub struct Mla {
 }
 
 impl Mla {
+    /// The kv latent of rank `kv_lora_rank`, query/key heads of `qk_nope_head_dim` +
+    /// `qk_rope_head_dim` elements, value heads of `v_head_dim`; a plain q projection (no q
+    /// latent) until [`Mla::with_q_lora_rank`].
+    ///
+    /// ```
+    /// use roofline_core::model::Mla;
+    /// // DeepSeek-V3 (config.json): kv_lora_rank 512, nope 128, rope 64, v 128, q_lora_rank 1536.
+    /// let m = Mla::new(512, 128, 64, 128).with_q_lora_rank(Some(1536));
+    /// assert_eq!(m.qk_head_dim(), 192);
+    /// assert_eq!(m.cache_elements(), 576);
+    /// ```
+    pub fn new(
+        kv_lora_rank: u64,
+        qk_nope_head_dim: u64,
+        qk_rope_head_dim: u64,
+        v_head_dim: u64,
+    ) -> Self {
+        Self {
+            q_lora_rank: None,
+            kv_lora_rank,
+            qk_nope_head_dim,
+            qk_rope_head_dim,
+            v_head_dim,
+        }
+    }
+
+    /// Rank of the query latent (`q_lora_rank`), or `None` for a plain q projection.
+    pub fn with_q_lora_rank(mut self, rank: Option<u64>) -> Self {
+        self.q_lora_rank = rank;
+        self
+    }
+
     /// Query/key head size: nope + rope.
     pub fn qk_head_dim(&self) -> u64 {
         self.qk_nope_head_dim + self.qk_rope_head_dim
@@ -116,7 +196,8 @@ impl Mla {
 }
 
 /// What sets a model apart from the plain Llama block; `Variant::default()` is that block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[non_exhaustive]
 pub struct Variant {
     /// Position encoding.
     pub positions: Positions,
@@ -137,7 +218,8 @@ pub struct Variant {
 ///
 /// Shapes: hidden `d`, `layers` blocks, `heads` query heads and `kv_heads` key/value heads of
 /// `head_dim` each, MLP width `intermediate` (`f`), vocabulary `vocab`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Transformer {
     /// Model name (preset id or file name).
     pub name: String,
@@ -179,6 +261,7 @@ pub struct Transformer {
 
 /// A field of a [`Transformer`] that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ModelError {
     /// The config field at fault (`num_key_value_heads`).
     pub field: &'static str,
@@ -192,6 +275,16 @@ impl fmt::Display for ModelError {
     }
 }
 impl std::error::Error for ModelError {}
+
+impl ModelError {
+    /// An error on config field `field` (`num_key_value_heads`) saying `message`.
+    pub fn new(field: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            field,
+            message: message.into(),
+        }
+    }
+}
 
 impl Transformer {
     /// Checks the shape is usable: every size positive, `heads` divisible by `kv_heads`.
@@ -433,6 +526,199 @@ impl Transformer {
     }
 }
 
+impl Transformer {
+    /// A builder for a model of hidden size `hidden` (d), `layers` blocks, `heads` query heads,
+    /// MLP width `intermediate` (f) and vocabulary `vocab`: every size in elements (or tokens),
+    /// as `hidden_size`, `num_hidden_layers`, `num_attention_heads`, `intermediate_size` and
+    /// `vocab_size` of a Hugging Face config.
+    ///
+    /// Until a setter says otherwise the model is a plain Llama block: as many key/value heads
+    /// as query heads (no GQA), `head_dim` = hidden / heads, RMSNorm, a gated SiLU MLP, rotary
+    /// positions, no biases, lm_head untied, named `model` with architecture
+    /// `LlamaForCausalLM`. [`TransformerBuilder::build`] validates it.
+    ///
+    /// ```
+    /// use roofline_core::model::Transformer;
+    /// // Llama-2-7B (its config.json): d 4096, 32 layers, 32 heads, f 11008, vocab 32000.
+    /// let m = Transformer::builder(4096, 32, 32, 11008, 32000)
+    ///     .name("llama-2-7b")
+    ///     .max_position_embeddings(Some(4096))
+    ///     .build()?;
+    /// assert_eq!(m.head_dim, 128);
+    /// // 2·32000·4096 + 32·(4·4096² + 3·4096·11008 + 2·4096) + 4096
+    /// assert_eq!(m.parameters(), 6_738_415_616);
+    /// # Ok::<(), roofline_core::model::ModelError>(())
+    /// ```
+    pub fn builder(
+        hidden: u64,
+        layers: u64,
+        heads: u64,
+        intermediate: u64,
+        vocab: u64,
+    ) -> TransformerBuilder {
+        TransformerBuilder {
+            model: Transformer {
+                name: "model".into(),
+                architecture: "LlamaForCausalLM".into(),
+                hidden,
+                layers,
+                heads,
+                kv_heads: heads,
+                head_dim: 0,
+                intermediate,
+                vocab,
+                tie_embeddings: false,
+                qkv_bias: false,
+                o_bias: false,
+                mlp_bias: false,
+                norm: NormKind::RmsNorm,
+                mlp: MlpKind::Gated,
+                activation: Activation::Silu,
+                max_position_embeddings: None,
+                variant: Variant::default(),
+            },
+            head_dim: None,
+        }
+    }
+}
+
+/// Builds a [`Transformer`] from its dimensions; made by [`Transformer::builder`]. Each setter
+/// names the Hugging Face config field it stands for.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub struct TransformerBuilder {
+    model: Transformer,
+    head_dim: Option<u64>,
+}
+
+impl TransformerBuilder {
+    /// Model name (a preset id or a file name); `model` by default.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.model.name = name.into();
+        self
+    }
+    /// The Hugging Face `architectures` entry (`LlamaForCausalLM` by default).
+    pub fn architecture(mut self, architecture: impl Into<String>) -> Self {
+        self.model.architecture = architecture.into();
+        self
+    }
+    /// Key/value heads (`num_key_value_heads`): fewer than the query heads for GQA, 1 for MQA.
+    pub fn kv_heads(mut self, kv_heads: u64) -> Self {
+        self.model.kv_heads = kv_heads;
+        self
+    }
+    /// Elements per head (`head_dim`); by default hidden / heads (with MLA: nope + rope).
+    pub fn head_dim(mut self, head_dim: u64) -> Self {
+        self.head_dim = Some(head_dim);
+        self
+    }
+    /// Whether lm_head shares the embedding matrix (`tie_word_embeddings`).
+    pub fn tie_embeddings(mut self, tie: bool) -> Self {
+        self.model.tie_embeddings = tie;
+        self
+    }
+    /// Biases on the q, k, v projections (`attention_bias`; Qwen2: always).
+    pub fn qkv_bias(mut self, bias: bool) -> Self {
+        self.model.qkv_bias = bias;
+        self
+    }
+    /// A bias on the attention output projection.
+    pub fn o_bias(mut self, bias: bool) -> Self {
+        self.model.o_bias = bias;
+        self
+    }
+    /// Biases on the MLP projections (`mlp_bias`).
+    pub fn mlp_bias(mut self, bias: bool) -> Self {
+        self.model.mlp_bias = bias;
+        self
+    }
+    /// Normalisation (RMSNorm by default).
+    pub fn norm(mut self, norm: NormKind) -> Self {
+        self.model.norm = norm;
+        self
+    }
+    /// MLP form (gated by default).
+    pub fn mlp(mut self, mlp: MlpKind) -> Self {
+        self.model.mlp = mlp;
+        self
+    }
+    /// MLP activation (`hidden_act`; SiLU by default).
+    pub fn activation(mut self, activation: Activation) -> Self {
+        self.model.activation = activation;
+        self
+    }
+    /// Longest context trained for, in tokens (`max_position_embeddings`).
+    pub fn max_position_embeddings(mut self, tokens: Option<u64>) -> Self {
+        self.model.max_position_embeddings = tokens;
+        self
+    }
+    /// Position encoding (rotary by default).
+    pub fn positions(mut self, positions: Positions) -> Self {
+        self.model.variant.positions = positions;
+        self
+    }
+    /// Module names of the operators (Llama's by default).
+    pub fn naming(mut self, naming: Naming) -> Self {
+        self.model.variant.naming = naming;
+        self
+    }
+    /// RMSNorm on each query and key head (Qwen3 `q_norm`, `k_norm`).
+    pub fn qk_norm(mut self, qk_norm: bool) -> Self {
+        self.model.variant.qk_norm = qk_norm;
+        self
+    }
+    /// Sliding-window attention over the last `tokens` keys (`sliding_window`, Mistral).
+    pub fn sliding_window(mut self, tokens: Option<u64>) -> Self {
+        self.model.variant.sliding_window = tokens;
+        self
+    }
+    /// A mixture-of-experts MLP.
+    pub fn moe(mut self, moe: Option<Moe>) -> Self {
+        self.model.variant.moe = moe;
+        self
+    }
+    /// Multi-head latent attention; the head size then defaults to nope + rope.
+    pub fn mla(mut self, mla: Option<Mla>) -> Self {
+        self.model.variant.mla = mla;
+        self
+    }
+
+    /// The model, validated ([`Transformer::validate`]).
+    ///
+    /// # Errors
+    /// A [`ModelError`] naming the config field at fault: a zero size, `num_key_value_heads`
+    /// not dividing `num_attention_heads`, or `head_dim` left to default when `hidden_size` is
+    /// not a multiple of `num_attention_heads`.
+    ///
+    /// ```
+    /// use roofline_core::model::Transformer;
+    /// // 32 query heads cannot be grouped over 5 key/value heads.
+    /// let e = Transformer::builder(4096, 32, 32, 11008, 32000).kv_heads(5).build().unwrap_err();
+    /// assert_eq!(e.field, "num_key_value_heads");
+    /// ```
+    pub fn build(self) -> Result<Transformer, ModelError> {
+        let mut model = self.model;
+        model.head_dim = match (self.head_dim, model.variant.mla) {
+            (Some(e), _) => e,
+            (None, Some(m)) => m.qk_head_dim(),
+            (None, None) if model.heads == 0 => 0,
+            (None, None) if !model.hidden.is_multiple_of(model.heads) => {
+                return Err(ModelError::new(
+                    "head_dim",
+                    format!(
+                        "is not given and hidden_size {} is not divisible by \
+                         num_attention_heads {}: give it",
+                        model.hidden, model.heads
+                    ),
+                ))
+            }
+            (None, None) => model.hidden / model.heads,
+        };
+        model.validate()?;
+        Ok(model)
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -485,6 +771,34 @@ pub(crate) mod tests {
             llama2_7b().weight_bytes(Precision::Bf16).get(),
             13_476_831_232.0
         );
+    }
+
+    #[test]
+    fn builder_gives_the_model_of_the_config() -> Result<(), ModelError> {
+        // Llama-2-7B's config.json gives only these five sizes and max_position_embeddings; the
+        // rest is the Llama block's default.
+        let built = Transformer::builder(4096, 32, 32, 11008, 32000)
+            .name("llama-2-7b")
+            .max_position_embeddings(Some(4096))
+            .build()?;
+        assert_eq!(built, llama2_7b());
+        // 4096 / 30 is not whole: the head size must be given.
+        let e = Transformer::builder(4096, 32, 30, 11008, 32000)
+            .build()
+            .unwrap_err();
+        assert_eq!(e.field, "head_dim");
+        let e = Transformer::builder(4096, 32, 0, 11008, 32000)
+            .build()
+            .unwrap_err();
+        assert_eq!(e.field, "num_attention_heads");
+        // DeepSeek-V3's MLA: query/key heads of 128 + 64 = 192 elements.
+        let mla = Transformer::builder(7168, 61, 128, 18432, 129280)
+            .mla(Some(
+                Mla::new(512, 128, 64, 128).with_q_lora_rank(Some(1536)),
+            ))
+            .build()?;
+        assert_eq!(mla.head_dim, 192);
+        Ok(())
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::str::FromStr;
 /// for it applies. `Tf32` is an fp32 storage format computed on tensor cores (4 bytes per element).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Precision {
     /// IEEE 754 binary64, 8 bytes.
     Fp64,
@@ -74,6 +75,7 @@ impl fmt::Display for Precision {
 
 /// A precision name that is not one of [`Precision::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct UnknownPrecision(pub String);
 
 impl fmt::Display for UnknownPrecision {

@@ -1,12 +1,13 @@
 //! What the model is asked to do: stage, batch, lengths, precisions.
 
 use crate::precision::Precision;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Inference stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Stage {
     /// The prompt: `seq_len` tokens per sequence in one forward pass, filling the KV cache.
     Prefill,
@@ -30,7 +31,8 @@ impl fmt::Display for Stage {
 /// precision, or `gemm_act` for W8A8-style formats whose GEMM inputs are quantized. Weight-only
 /// formats (int8/int4/fp8 weights, dequantized in the kernel) change the bytes read, never the
 /// peak.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Precisions {
     /// Weights.
     pub weight: Precision,
@@ -49,14 +51,62 @@ pub struct Precisions {
 
 impl Precisions {
     /// All three the same.
+    ///
+    /// ```
+    /// use roofline_core::precision::Precision;
+    /// use roofline_core::workload::Precisions;
+    /// let p = Precisions::uniform(Precision::Bf16);
+    /// assert_eq!((p.weight, p.act, p.kv, p.gemm()), (Precision::Bf16, Precision::Bf16, Precision::Bf16, Precision::Bf16));
+    /// assert_eq!(p.weight_bytes(), 2.0);
+    /// ```
     pub fn uniform(p: Precision) -> Self {
+        Self::new(p, p, p)
+    }
+
+    /// Weights in `weight`, activations in `act` (GEMMs compute in it), the KV cache in `kv`;
+    /// no group-wise scales.
+    ///
+    /// ```
+    /// use roofline_core::precision::Precision;
+    /// use roofline_core::workload::Precisions;
+    /// // AWQ-style int4 weights with an fp16 scale and zero point per 128 weights:
+    /// // 0.5 B + (2 + 2) / 128 B = 0.53125 B read per weight; GEMMs stay in fp16.
+    /// let p = Precisions::new(Precision::Int4, Precision::Fp16, Precision::Fp16)
+    ///     .with_weight_scale_bytes(4.0 / 128.0);
+    /// assert_eq!(p.weight_bytes(), 0.53125);
+    /// assert_eq!(p.gemm(), Precision::Fp16);
+    /// ```
+    pub fn new(weight: Precision, act: Precision, kv: Precision) -> Self {
         Self {
-            weight: p,
-            act: p,
-            kv: p,
+            weight,
+            act,
+            kv,
             weight_scale_bytes: 0.0,
             gemm_act: None,
         }
+    }
+
+    /// Extra bytes read per weight for group-wise quantization: (scale + zero-point bytes) /
+    /// group size.
+    pub fn with_weight_scale_bytes(mut self, bytes: f64) -> Self {
+        self.weight_scale_bytes = bytes;
+        self
+    }
+
+    /// GEMM inputs quantized to and computed in `p` (W8A8: int8), or `None` for the activation
+    /// precision.
+    ///
+    /// ```
+    /// use roofline_core::precision::Precision;
+    /// use roofline_core::workload::Precisions;
+    /// // SmoothQuant W8A8: int8 weights, bf16 activations between GEMMs, int8 GEMMs.
+    /// let p = Precisions::new(Precision::Int8, Precision::Bf16, Precision::Bf16)
+    ///     .with_gemm(Some(Precision::Int8));
+    /// assert_eq!(p.gemm(), Precision::Int8);
+    /// ```
+    pub fn with_gemm(mut self, p: Option<Precision>) -> Self {
+        self.gemm_act = p;
+        self
     }
 
     /// Bytes read per weight: the weight precision's bytes plus the group-wise scales.
@@ -76,7 +126,8 @@ pub const MAX_BATCH: u64 = 1 << 24;
 pub const MAX_TOKENS: u64 = 1 << 26;
 
 /// One forward pass to analyse.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Workload {
     /// Stage.
     pub stage: Stage,
@@ -93,22 +144,111 @@ pub struct Workload {
 }
 
 /// A workload field that cannot be used.
+///
+/// [`WorkloadError::quantity`] names the [`Workload`] field (`batch`, `seq_len`, `context`); a
+/// front end maps it to its own spelling (the CLI: `--batch`, `--seq-len`, `--context`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WorkloadError {
-    /// The flag at fault (`--batch`).
+    /// The [`Workload`] field at fault: `batch`, `seq_len` or `context`.
+    pub quantity: &'static str,
+    /// The same field as the `roofline` CLI flag that sets it (`--batch`), for callers that
+    /// match on the flag.
     pub field: &'static str,
     /// What is wrong and how to fix it.
     pub message: String,
 }
 
+impl WorkloadError {
+    /// An error on the [`Workload`] field `quantity` (`batch`, `seq_len`, `context`) saying
+    /// `message`.
+    pub fn new(quantity: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            quantity,
+            field: match quantity {
+                "batch" => "--batch",
+                "seq_len" => "--seq-len",
+                "context" => "--context",
+                other => other,
+            },
+            message: message.into(),
+        }
+    }
+}
+
 impl fmt::Display for WorkloadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}`: {}", self.field, self.message)
+        write!(f, "`{}`: {}", self.quantity, self.message)
     }
 }
 impl std::error::Error for WorkloadError {}
 
 impl Workload {
+    /// One forward pass of `stage` over `batch` sequences: `seq_len` prompt tokens each
+    /// (prefill), or one new token against `context` cached tokens each (decode; `seq_len` is
+    /// then not used). bf16 weights, activations and KV cache, unfused attention; set them with
+    /// [`Workload::with_precisions`] and [`Workload::flash_attention`].
+    pub fn new(stage: Stage, batch: u64, seq_len: u64, context: u64) -> Self {
+        Self {
+            stage,
+            batch,
+            seq_len,
+            context,
+            precisions: Precisions::uniform(Precision::Bf16),
+            flash_attention: false,
+        }
+    }
+
+    /// Prefill of `batch` prompts of `seq_len` tokens each (bf16, unfused attention).
+    ///
+    /// ```
+    /// use roofline_core::workload::{Stage, Workload};
+    /// let w = Workload::prefill(4, 2048);
+    /// assert_eq!((w.stage, w.tokens(), w.kv_len()), (Stage::Prefill, 4 * 2048, 2048));
+    /// ```
+    pub fn prefill(batch: u64, seq_len: u64) -> Self {
+        Self::new(Stage::Prefill, batch, seq_len, 0)
+    }
+
+    /// Decode of one new token for each of `batch` sequences with `context` tokens already in
+    /// the KV cache (bf16, unfused attention): the new token attends `context` + 1 keys.
+    ///
+    /// ```
+    /// use roofline_core::precision::Precision;
+    /// use roofline_core::workload::{Precisions, Workload};
+    /// let w = Workload::decode(8, 4096)
+    ///     .with_precisions(Precisions::uniform(Precision::Fp16))
+    ///     .flash_attention(true);
+    /// assert_eq!((w.tokens(), w.kv_len()), (8, 4097));
+    /// assert!(w.flash_attention);
+    /// assert!(w.validate().is_ok());
+    /// ```
+    pub fn decode(batch: u64, context: u64) -> Self {
+        Self::new(Stage::Decode, batch, 0, context)
+    }
+
+    /// The same pass with storage and compute precisions `precisions`.
+    #[must_use]
+    pub fn with_precisions(mut self, precisions: Precisions) -> Self {
+        self.precisions = precisions;
+        self
+    }
+
+    /// The same pass with attention as one fused FlashAttention kernel (`true`) or as QKᵀ,
+    /// softmax and S·V (`false`).
+    #[must_use]
+    pub fn flash_attention(mut self, on: bool) -> Self {
+        self.flash_attention = on;
+        self
+    }
+
+    /// The same pass over `batch` sequences.
+    #[must_use]
+    pub fn with_batch(mut self, batch: u64) -> Self {
+        self.batch = batch;
+        self
+    }
+
     /// Tokens per sequence in this forward pass: seq_len in prefill, 1 in decode.
     #[inline]
     pub fn tokens_per_seq(&self) -> u64 {
@@ -137,43 +277,95 @@ impl Workload {
     /// Checks batch and lengths are positive and not absurd.
     ///
     /// # Errors
-    /// A [`WorkloadError`] naming the flag.
+    /// A [`WorkloadError`] naming the field (`batch`, `seq_len`, `context`).
+    ///
+    /// ```
+    /// use roofline_core::workload::Workload;
+    /// let e = Workload::decode(0, 2048).validate().unwrap_err();
+    /// assert_eq!(e.quantity, "batch");
+    /// assert_eq!(e.to_string(), "`batch`: must be at least 1");
+    /// ```
     pub fn validate(&self) -> Result<(), WorkloadError> {
         if self.batch == 0 {
-            return Err(WorkloadError {
-                field: "--batch",
-                message: "must be at least 1".into(),
-            });
+            return Err(WorkloadError::new("batch", "must be at least 1"));
         }
         if self.batch > MAX_BATCH {
-            return Err(WorkloadError {
-                field: "--batch",
-                message: format!(
+            return Err(WorkloadError::new(
+                "batch",
+                format!(
                     "{} is beyond the largest accepted ({MAX_BATCH})",
                     self.batch
                 ),
-            });
+            ));
         }
         match self.stage {
-            Stage::Prefill if self.seq_len == 0 => Err(WorkloadError {
-                field: "--seq-len",
-                message: "prefill needs at least 1 token per sequence".into(),
-            }),
-            Stage::Prefill if self.seq_len > MAX_TOKENS => Err(WorkloadError {
-                field: "--seq-len",
-                message: format!(
+            Stage::Prefill if self.seq_len == 0 => Err(WorkloadError::new(
+                "seq_len",
+                "prefill needs at least 1 token per sequence",
+            )),
+            Stage::Prefill if self.seq_len > MAX_TOKENS => Err(WorkloadError::new(
+                "seq_len",
+                format!(
                     "{} is beyond the longest accepted ({MAX_TOKENS})",
                     self.seq_len
                 ),
-            }),
-            Stage::Decode if self.context >= MAX_TOKENS => Err(WorkloadError {
-                field: "--context",
-                message: format!(
+            )),
+            Stage::Decode if self.context >= MAX_TOKENS => Err(WorkloadError::new(
+                "context",
+                format!(
                     "{} is beyond the longest accepted ({MAX_TOKENS})",
                     self.context
                 ),
-            }),
+            )),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors_fill_every_field() {
+        assert_eq!(
+            Workload::prefill(4, 2048),
+            Workload {
+                stage: Stage::Prefill,
+                batch: 4,
+                seq_len: 2048,
+                context: 0,
+                precisions: Precisions::uniform(Precision::Bf16),
+                flash_attention: false,
+            }
+        );
+        let fp8 = Precisions::new(Precision::Fp8, Precision::Bf16, Precision::Fp8);
+        let w = Workload::decode(8, 4096)
+            .with_precisions(fp8)
+            .flash_attention(true)
+            .with_batch(16);
+        assert_eq!((w.stage, w.batch, w.context), (Stage::Decode, 16, 4096));
+        assert_eq!((w.precisions, w.flash_attention), (fp8, true));
+        // fp8 weights: 1 byte each; GEMMs in the activation precision.
+        assert_eq!(
+            (w.precisions.weight_bytes(), w.precisions.gemm()),
+            (1.0, Precision::Bf16)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_field_and_its_flag() {
+        for (w, quantity, flag) in [
+            (Workload::decode(0, 2048), "batch", "--batch"),
+            (Workload::decode(MAX_BATCH + 1, 2048), "batch", "--batch"),
+            (Workload::prefill(1, 0), "seq_len", "--seq-len"),
+            (Workload::prefill(1, MAX_TOKENS + 1), "seq_len", "--seq-len"),
+            (Workload::decode(1, MAX_TOKENS), "context", "--context"),
+        ] {
+            let e = w.validate().unwrap_err();
+            assert_eq!((e.quantity, e.field), (quantity, flag), "{e}");
+            assert!(e.to_string().starts_with(&format!("`{quantity}`: ")), "{e}");
+        }
+        assert!(Workload::decode(1, MAX_TOKENS - 1).validate().is_ok());
     }
 }

@@ -8,7 +8,7 @@
 use crate::embedded::MODEL_FILES;
 use crate::error::InputError;
 use roofline_core::model::{
-    Activation, Mla, MlpKind, Moe, Naming, NormKind, Positions, Transformer, Variant,
+    Activation, Mla, MlpKind, Moe, Naming, NormKind, Positions, Transformer, TransformerBuilder,
 };
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -104,16 +104,15 @@ pub fn parse_config(text: &str, origin: &str, name: &str) -> Result<Transformer,
     };
     let cfg = Fields { obj: &obj, origin };
     let arch = cfg.architecture()?;
-    let model = match arch.as_str() {
+    let builder = match arch.as_str() {
         "GPT2LMHeadModel" => gpt2(&cfg, name, &arch)?,
         "OPTForCausalLM" => opt(&cfg, name, &arch)?,
         _ => llama_family(&cfg, name, &arch)?,
     };
-    model.validate().map_err(|e| {
+    builder.build().map_err(|e| {
         InputError::new(format!("{origin}: {e}"))
             .with_hint("fix the config: these fields come from the model's config.json")
-    })?;
-    Ok(model)
+    })
 }
 
 fn activation(cfg: &Fields, field: &str) -> Result<Activation, InputError> {
@@ -149,7 +148,7 @@ fn head_dim(cfg: &Fields, hidden: u64, heads: u64) -> Result<u64, InputError> {
 
 /// Llama, Mistral, Qwen2, Qwen3 and their mixture-of-experts kin (Mixtral, Qwen3-MoE,
 /// DeepSeek-V3 with MLA).
-fn llama_family(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, InputError> {
+fn llama_family(cfg: &Fields, name: &str, arch: &str) -> Result<TransformerBuilder, InputError> {
     let hidden = cfg.dim("hidden_size")?;
     let heads = cfg.dim("num_attention_heads")?;
     let kv_heads = cfg.opt_dim("num_key_value_heads")?.unwrap_or(heads);
@@ -158,13 +157,16 @@ fn llama_family(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, Inp
     let deepseek = arch == "DeepseekV3ForCausalLM";
     let attention_bias = qwen2 || cfg.opt_bool("attention_bias")?.unwrap_or(false);
     let mla = if deepseek {
-        Some(Mla {
-            q_lora_rank: cfg.opt_dim("q_lora_rank")?,
-            kv_lora_rank: cfg.dim("kv_lora_rank")?,
-            qk_nope_head_dim: cfg.dim("qk_nope_head_dim")?,
-            qk_rope_head_dim: cfg.dim("qk_rope_head_dim")?,
-            v_head_dim: cfg.dim("v_head_dim")?,
-        })
+        let q_lora_rank = cfg.opt_dim("q_lora_rank")?;
+        Some(
+            Mla::new(
+                cfg.dim("kv_lora_rank")?,
+                cfg.dim("qk_nope_head_dim")?,
+                cfg.dim("qk_rope_head_dim")?,
+                cfg.dim("v_head_dim")?,
+            )
+            .with_q_lora_rank(q_lora_rank),
+        )
     } else {
         None
     };
@@ -173,14 +175,11 @@ fn llama_family(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, Inp
         None => head_dim(cfg, hidden, heads)?,
     };
     let moe = match arch {
-        "MixtralForCausalLM" => Some(Moe {
-            experts: cfg.dim("num_local_experts")?,
-            top_k: cfg.dim("num_experts_per_tok")?,
-            expert_intermediate: cfg.dim("intermediate_size")?,
-            shared_experts: 0,
-            dense_layers: 0,
-            router_bias: false,
-        }),
+        "MixtralForCausalLM" => Some(Moe::new(
+            cfg.dim("num_local_experts")?,
+            cfg.dim("num_experts_per_tok")?,
+            cfg.dim("intermediate_size")?,
+        )),
         "Qwen3MoeForCausalLM" => {
             if cfg.opt_dim("decoder_sparse_step")?.unwrap_or(1) != 1 {
                 return Err(cfg.error(
@@ -196,14 +195,11 @@ fn llama_family(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, Inp
                     "use a config with an empty `mlp_only_layers`",
                 ));
             }
-            Some(Moe {
-                experts: cfg.dim("num_experts")?,
-                top_k: cfg.dim("num_experts_per_tok")?,
-                expert_intermediate: cfg.dim("moe_intermediate_size")?,
-                shared_experts: 0,
-                dense_layers: 0,
-                router_bias: false,
-            })
+            Some(Moe::new(
+                cfg.dim("num_experts")?,
+                cfg.dim("num_experts_per_tok")?,
+                cfg.dim("moe_intermediate_size")?,
+            ))
         }
         "DeepseekV3ForCausalLM" => {
             if cfg.opt_dim("moe_layer_freq")?.unwrap_or(1) != 1 {
@@ -213,14 +209,16 @@ fn llama_family(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, Inp
                     "only configs with moe_layer_freq 1 are supported",
                 ));
             }
-            Some(Moe {
-                experts: cfg.dim("n_routed_experts")?,
-                top_k: cfg.dim("num_experts_per_tok")?,
-                expert_intermediate: cfg.dim("moe_intermediate_size")?,
-                shared_experts: cfg.opt_count("n_shared_experts")?.unwrap_or(0),
-                dense_layers: cfg.opt_count("first_k_dense_replace")?.unwrap_or(0),
-                router_bias: cfg.opt_str("topk_method")?.as_deref() == Some("noaux_tc"),
-            })
+            let moe = Moe::new(
+                cfg.dim("n_routed_experts")?,
+                cfg.dim("num_experts_per_tok")?,
+                cfg.dim("moe_intermediate_size")?,
+            );
+            Some(
+                moe.with_shared_experts(cfg.opt_count("n_shared_experts")?.unwrap_or(0))
+                    .with_dense_layers(cfg.opt_count("first_k_dense_replace")?.unwrap_or(0))
+                    .with_router_bias(cfg.opt_str("topk_method")?.as_deref() == Some("noaux_tc")),
+            )
         }
         _ => None,
     };
@@ -231,78 +229,70 @@ fn llama_family(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, Inp
     } else {
         None
     };
-    Ok(Transformer {
-        name: name.to_string(),
-        architecture: arch.to_string(),
-        hidden,
-        layers: cfg.dim("num_hidden_layers")?,
-        heads,
-        kv_heads,
-        head_dim,
-        intermediate: cfg.dim("intermediate_size")?,
-        vocab: cfg.dim("vocab_size")?,
-        tie_embeddings: cfg.opt_bool("tie_word_embeddings")?.unwrap_or(false),
-        qkv_bias: attention_bias,
-        // Llama's `attention_bias` also gives o_proj a bias; Qwen2's o_proj has none.
-        o_bias: !qwen2 && attention_bias,
-        mlp_bias: cfg.opt_bool("mlp_bias")?.unwrap_or(false),
-        norm: NormKind::RmsNorm,
-        mlp: MlpKind::Gated,
-        activation: activation(cfg, "hidden_act")?,
-        max_position_embeddings: cfg.opt_dim("max_position_embeddings")?,
-        variant: Variant {
-            qk_norm: qwen3,
-            sliding_window,
-            moe,
-            mla,
-            naming: if arch == "MixtralForCausalLM" {
+    let layers = cfg.dim("num_hidden_layers")?;
+    let intermediate = cfg.dim("intermediate_size")?;
+    let vocab = cfg.dim("vocab_size")?;
+    Ok(
+        Transformer::builder(hidden, layers, heads, intermediate, vocab)
+            .name(name)
+            .architecture(arch)
+            .kv_heads(kv_heads)
+            .head_dim(head_dim)
+            .tie_embeddings(cfg.opt_bool("tie_word_embeddings")?.unwrap_or(false))
+            .qkv_bias(attention_bias)
+            // Llama's `attention_bias` also gives o_proj a bias; Qwen2's o_proj has none.
+            .o_bias(!qwen2 && attention_bias)
+            .mlp_bias(cfg.opt_bool("mlp_bias")?.unwrap_or(false))
+            .norm(NormKind::RmsNorm)
+            .mlp(MlpKind::Gated)
+            .activation(activation(cfg, "hidden_act")?)
+            .max_position_embeddings(cfg.opt_dim("max_position_embeddings")?)
+            .qk_norm(qwen3)
+            .sliding_window(sliding_window)
+            .moe(moe)
+            .mla(mla)
+            .naming(if arch == "MixtralForCausalLM" {
                 Naming::Mixtral
             } else {
                 Naming::Llama
-            },
-            ..Variant::default()
-        },
-    })
+            }),
+    )
 }
 
 /// GPT-2 (`GPT2LMHeadModel`): `n_embd`, `n_layer`, `n_head`, `n_inner` (default 4·n_embd),
 /// `n_positions` learned positions, LayerNorm, biases everywhere, GELU, q/k/v in one `c_attn`
 /// GEMM, lm_head tied to the token embedding (Radford et al. 2019; Hugging Face
 /// `modeling_gpt2.py`).
-fn gpt2(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, InputError> {
+fn gpt2(cfg: &Fields, name: &str, arch: &str) -> Result<TransformerBuilder, InputError> {
     let hidden = cfg.dim("n_embd")?;
     let heads = cfg.dim("n_head")?;
     let positions = cfg.dim("n_positions")?;
-    Ok(Transformer {
-        name: name.to_string(),
-        architecture: arch.to_string(),
-        hidden,
-        layers: cfg.dim("n_layer")?,
-        heads,
-        kv_heads: heads,
-        head_dim: head_dim(cfg, hidden, heads)?,
-        intermediate: cfg.opt_dim("n_inner")?.unwrap_or(4 * hidden),
-        vocab: cfg.dim("vocab_size")?,
-        tie_embeddings: cfg.opt_bool("tie_word_embeddings")?.unwrap_or(true),
-        qkv_bias: true,
-        o_bias: true,
-        mlp_bias: true,
-        norm: NormKind::LayerNorm,
-        mlp: MlpKind::Plain,
-        activation: activation(cfg, "activation_function")?,
-        max_position_embeddings: Some(positions),
-        variant: Variant {
-            positions: Positions::Learned { rows: positions },
-            naming: Naming::Gpt2,
-            ..Variant::default()
-        },
-    })
+    let layers = cfg.dim("n_layer")?;
+    let head_dim = head_dim(cfg, hidden, heads)?;
+    let intermediate = cfg.opt_dim("n_inner")?.unwrap_or(4 * hidden);
+    let vocab = cfg.dim("vocab_size")?;
+    Ok(
+        Transformer::builder(hidden, layers, heads, intermediate, vocab)
+            .name(name)
+            .architecture(arch)
+            .head_dim(head_dim)
+            .tie_embeddings(cfg.opt_bool("tie_word_embeddings")?.unwrap_or(true))
+            .qkv_bias(true)
+            .o_bias(true)
+            .mlp_bias(true)
+            .norm(NormKind::LayerNorm)
+            .mlp(MlpKind::Plain)
+            .activation(activation(cfg, "activation_function")?)
+            .max_position_embeddings(Some(positions))
+            .positions(Positions::Learned { rows: positions })
+            .naming(Naming::Gpt2),
+    )
 }
 
 /// OPT (`OPTForCausalLM`, Zhang et al. 2022): `ffn_dim`, learned positions with an offset of 2
 /// (`max_position_embeddings` + 2 rows), LayerNorm before each sublayer, biases (`enable_bias`),
 /// ReLU MLP, tied lm_head.
-fn opt(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, InputError> {
+fn opt(cfg: &Fields, name: &str, arch: &str) -> Result<TransformerBuilder, InputError> {
     let hidden = cfg.dim("hidden_size")?;
     let heads = cfg.dim("num_attention_heads")?;
     if let Some(p) = cfg.opt_dim("word_embed_proj_dim")? {
@@ -325,30 +315,26 @@ fn opt(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, InputError> 
     }
     let max_pos = cfg.dim("max_position_embeddings")?;
     let bias = cfg.opt_bool("enable_bias")?.unwrap_or(true);
-    Ok(Transformer {
-        name: name.to_string(),
-        architecture: arch.to_string(),
-        hidden,
-        layers: cfg.dim("num_hidden_layers")?,
-        heads,
-        kv_heads: heads,
-        head_dim: head_dim(cfg, hidden, heads)?,
-        intermediate: cfg.dim("ffn_dim")?,
-        vocab: cfg.dim("vocab_size")?,
-        tie_embeddings: cfg.opt_bool("tie_word_embeddings")?.unwrap_or(true),
-        qkv_bias: bias,
-        o_bias: bias,
-        mlp_bias: bias,
-        norm: NormKind::LayerNorm,
-        mlp: MlpKind::Plain,
-        activation: activation(cfg, "activation_function")?,
-        max_position_embeddings: Some(max_pos),
-        variant: Variant {
-            positions: Positions::Learned { rows: max_pos + 2 },
-            naming: Naming::Opt,
-            ..Variant::default()
-        },
-    })
+    let layers = cfg.dim("num_hidden_layers")?;
+    let head_dim = head_dim(cfg, hidden, heads)?;
+    let intermediate = cfg.dim("ffn_dim")?;
+    let vocab = cfg.dim("vocab_size")?;
+    Ok(
+        Transformer::builder(hidden, layers, heads, intermediate, vocab)
+            .name(name)
+            .architecture(arch)
+            .head_dim(head_dim)
+            .tie_embeddings(cfg.opt_bool("tie_word_embeddings")?.unwrap_or(true))
+            .qkv_bias(bias)
+            .o_bias(bias)
+            .mlp_bias(bias)
+            .norm(NormKind::LayerNorm)
+            .mlp(MlpKind::Plain)
+            .activation(activation(cfg, "activation_function")?)
+            .max_position_embeddings(Some(max_pos))
+            .positions(Positions::Learned { rows: max_pos + 2 })
+            .naming(Naming::Opt),
+    )
 }
 
 struct Fields<'a> {

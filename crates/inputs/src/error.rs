@@ -6,6 +6,7 @@ use std::fmt;
 ///
 /// `message` names the file and field; `hint` says what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct InputError {
     /// What is wrong, naming the file and field (`config.json: field `num_key_value_heads` ...`).
     pub message: String,

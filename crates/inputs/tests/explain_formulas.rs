@@ -352,24 +352,15 @@ fn workloads() -> Vec<(String, Workload)> {
     let bf16 = Precisions::uniform(Precision::Bf16);
     // int4 weights with one fp16 scale (2 B) per group of 128 weights and no zero point:
     // 2/128 B per weight; the KV cache in fp8.
-    let int4 = Precisions {
-        weight: Precision::Int4,
-        kv: Precision::Fp8,
-        weight_scale_bytes: 2.0 / 128.0,
-        ..bf16
-    };
+    let int4 = Precisions::new(Precision::Int4, Precision::Bf16, Precision::Fp8)
+        .with_weight_scale_bytes(2.0 / 128.0);
     let mut out = Vec::new();
     for stage in [Stage::Prefill, Stage::Decode] {
         for (pname, p) in [("bf16", bf16), ("int4-g128 fp8-kv", int4)] {
             for flash in [false, true] {
-                let w = Workload {
-                    stage,
-                    batch: 1,
-                    seq_len: 2048,
-                    context: 2048,
-                    precisions: p,
-                    flash_attention: flash,
-                };
+                let w = Workload::new(stage, 1, 2048, 2048)
+                    .with_precisions(p)
+                    .flash_attention(flash);
                 out.push((format!("{stage} {pname} flash={flash}"), w));
             }
         }

@@ -22,14 +22,8 @@ fn shared(path: &str) -> String {
 }
 
 fn decode(context: u64, batch: u64) -> Workload {
-    Workload {
-        stage: Stage::Decode,
-        batch,
-        seq_len: 1,
-        context,
-        precisions: Precisions::uniform(Precision::Bf16),
-        flash_attention: false,
-    }
+    Workload::new(Stage::Decode, batch, 1, context)
+        .with_precisions(Precisions::uniform(Precision::Bf16))
 }
 
 fn cost(g: &OpGraph, name: &str) -> Cost {
@@ -195,11 +189,7 @@ fn deepseek_dense_and_moe_blocks_are_counted_apart() -> Result<(), Box<dyn std::
 #[test]
 fn deepseek_prefill_expands_the_latent() -> Result<(), Box<dyn std::error::Error>> {
     let m = load_model("deepseek-v3")?;
-    let w = Workload {
-        stage: Stage::Prefill,
-        seq_len: 1024,
-        ..decode(0, 1)
-    };
+    let w = Workload::new(Stage::Prefill, 1, 1024, 0);
     let g = build_graph(&m, &w);
     // kv_b_proj: 1024 tokens × 512 → 128·(128 + 128): 2·1024·512·32768 FLOP.
     assert_eq!(
@@ -217,11 +207,7 @@ fn deepseek_prefill_expands_the_latent() -> Result<(), Box<dyn std::error::Error
 #[test]
 fn gpt2_fused_c_attn_learned_positions_tied_head() -> Result<(), Box<dyn std::error::Error>> {
     let m = load_model("gpt2")?;
-    let w = Workload {
-        stage: Stage::Prefill,
-        seq_len: 1024,
-        ..decode(0, 1)
-    };
+    let w = Workload::new(Stage::Prefill, 1, 1024, 0);
     let g = build_graph(&m, &w);
     // c_attn: 1024 × 768 → 3·768 with bias: 2·1024·768·2304 + 1024·2304 FLOP.
     assert_eq!(
@@ -276,12 +262,7 @@ fn sliding_window_caps_the_cache_and_the_keys() -> Result<(), Box<dyn std::error
         32.0 * 4096.0 * 2.0 * 8.0 * 128.0 * 2.0
     );
     // Fused prefill of 8,192 tokens: Σ min(p + 1, 4096) = 4096·4097/2 + 4096·4096 pairs.
-    let w = Workload {
-        stage: Stage::Prefill,
-        seq_len: 8192,
-        flash_attention: true,
-        ..decode(0, 1)
-    };
+    let w = Workload::new(Stage::Prefill, 1, 8192, 0).flash_attention(true);
     let g = build_graph(&m, &w);
     let pairs = 4096.0 * 4097.0 / 2.0 + 4096.0 * 4096.0;
     assert_eq!(
@@ -371,12 +352,8 @@ fn every_preset_fits_the_allocation_free_node_list() -> Result<(), Box<dyn std::
         let m = load_model(id)?;
         for stage in [Stage::Prefill, Stage::Decode] {
             for flash in [false, true] {
-                let w = Workload {
-                    stage,
-                    flash_attention: flash,
-                    seq_len: if stage == Stage::Prefill { 2048 } else { 1 },
-                    ..decode(2048, 1)
-                };
+                let seq_len = if stage == Stage::Prefill { 2048 } else { 1 };
+                let w = Workload::new(stage, 1, seq_len, 2048).flash_attention(flash);
                 let g = build_graph(&m, &w);
                 let last = g.nodes.last().map(|n| (n.role, n.span));
                 assert_eq!(last, Some((Role::LmHead, Span::Epilogue)), "{id}");

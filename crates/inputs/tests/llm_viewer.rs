@@ -109,6 +109,7 @@ impl Row {
         match self.stage {
             Stage::Prefill => self.seqlen as f64,
             Stage::Decode => 1.0,
+            other => unreachable!("LLM-Viewer has prefill and decode only, not {other}"),
         }
     }
     /// Keys we attend to: seqlen in prefill, seqlen + 1 in decode (the new token's key too).
@@ -116,6 +117,7 @@ impl Row {
         match self.stage {
             Stage::Prefill => self.seqlen as f64,
             Stage::Decode => self.seqlen as f64 + 1.0,
+            other => unreachable!("LLM-Viewer has prefill and decode only, not {other}"),
         }
     }
 }
@@ -226,28 +228,16 @@ fn load_grid() -> Grid {
             load_model(preset_for(&r.model)).unwrap_or_else(|e| panic!("preset: {e}"))
         });
         graphs.entry(key(r)).or_insert_with(|| {
-            let workload = Workload {
-                stage: r.stage,
-                batch: r.batch,
-                seq_len: if r.stage == Stage::Prefill {
-                    r.seqlen
-                } else {
-                    0
-                },
-                context: if r.stage == Stage::Decode {
-                    r.seqlen
-                } else {
-                    0
-                },
-                precisions: Precisions {
-                    weight: precision_for(r.w_bit),
-                    act: precision_for(r.a_bit),
-                    kv: precision_for(r.kv_bit),
-                    weight_scale_bytes: 0.0,
-                    gemm_act: None,
-                },
-                flash_attention: r.flash,
-            };
+            let workload = match r.stage {
+                Stage::Prefill => Workload::prefill(r.batch, r.seqlen),
+                _ => Workload::decode(r.batch, r.seqlen),
+            }
+            .with_precisions(Precisions::new(
+                precision_for(r.w_bit),
+                precision_for(r.a_bit),
+                precision_for(r.kv_bit),
+            ))
+            .flash_attention(r.flash);
             workload.validate().expect("valid workload");
             build_graph(model, &workload)
         });
@@ -494,6 +484,7 @@ fn fused_attention_output_and_kv_reads() {
         let pairs = match r.stage {
             Stage::Prefill => s * (s + 1.0) / 2.0,
             Stage::Decode => l,
+            other => unreachable!("LLM-Viewer has prefill and decode only, not {other}"),
         };
         assert!(
             close(ours.flops.get(), b * h * pairs * (4.0 * e + 7.0)),

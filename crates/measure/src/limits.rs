@@ -123,7 +123,8 @@ pub fn level_theoretical(
         MemoryKind::L1 => (widths.l1_bytes_per_cycle, "loads from L1"),
         MemoryKind::L2 => (widths.l2_bytes_per_cycle, "from L2"),
         MemoryKind::L3 => (widths.l3_bytes_per_cycle, "from L3"),
-        MemoryKind::Main | MemoryKind::Sram => return None,
+        // Main memory, SRAM (and a level added later) have no per-core load width.
+        _ => return None,
     };
     let t = f64::from(threads);
     Some((

@@ -60,6 +60,7 @@ pub fn workload_line(s: &StageAnalysis) -> String {
         roofline_core::workload::Stage::Decode => {
             format!("context {} (+1 new token)", w.context)
         }
+        _ => format!("sequence length {}, context {}", w.seq_len, w.context),
     };
     let scales = if p.weight_scale_bytes > 0.0 {
         format!(" (+{:.4} B/weight of group scales)", p.weight_scale_bytes)

@@ -136,29 +136,15 @@ pub fn write_compare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use roofline_core::cited::Cited;
-    use roofline_core::device::{MemoryKind, MemoryLevel};
     use roofline_core::units::{Bytes, BytesPerSec, FlopPerSec, Seconds};
 
     fn chip(id: &str, bf16: f64, bw: f64) -> Device {
-        Device {
-            id: id.into(),
-            name: id.to_uppercase(),
-            vendor: "V".into(),
-            peaks: vec![(Precision::Bf16, Cited::new(FlopPerSec(bf16), "sheet"))],
-            memory: vec![MemoryLevel {
-                kind: MemoryKind::Main,
-                name: "HBM".into(),
-                bandwidth: Some(Cited::new(BytesPerSec(bw), "sheet")),
-                capacity: Some(Cited::new(Bytes(80e9), "sheet")),
-            }],
-            sm_count: None,
-            shared_memory_per_sm: None,
-            launch_overhead: Cited::new(Seconds(5e-6), "typical"),
-            interconnect: None,
-            host_link: None,
-            notes: vec![],
-        }
+        Device::builder(id, id.to_uppercase())
+            .vendor("V")
+            .peak(Precision::Bf16, FlopPerSec(bf16), "sheet")
+            .main_memory("HBM", BytesPerSec(bw), Some(Bytes(80e9)), "sheet")
+            .launch_overhead(Seconds(5e-6), "typical")
+            .build()
     }
 
     #[test]

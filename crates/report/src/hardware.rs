@@ -112,6 +112,7 @@ fn kind_name(k: MemoryKind) -> &'static str {
         MemoryKind::L3 => "L3",
         MemoryKind::L1 => "L1",
         MemoryKind::Sram => "SRAM",
+        other => other.name(),
     }
 }
 

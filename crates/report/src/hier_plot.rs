@@ -53,6 +53,7 @@ pub(crate) fn level_color(kind: MemoryKind) -> (u8, u8, u8) {
         MemoryKind::L3 => (142, 68, 173),
         MemoryKind::Sram => (22, 160, 133),
         MemoryKind::Main => (44, 62, 80),
+        _ => (127, 140, 141),
     }
 }
 
@@ -64,6 +65,7 @@ fn precision_color(p: Precision) -> (u8, u8, u8) {
         Precision::Bf16 | Precision::Fp16 => (22, 160, 133),
         Precision::Fp8 => (127, 140, 141),
         Precision::Int8 | Precision::Int4 => (120, 66, 18),
+        _ => (127, 140, 141),
     }
 }
 

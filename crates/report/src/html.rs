@@ -149,6 +149,10 @@ fn stage_section(s: &StageAnalysis, r: &AnalyzeReport<'_>) -> String {
     let heading = match s.workload.stage {
         Stage::Prefill => format!("Prefill: {} tokens per sequence", s.workload.seq_len),
         Stage::Decode => format!("Decode: one token at context {}", s.workload.context),
+        other => format!(
+            "{other}: sequence length {}, context {}",
+            s.workload.seq_len, s.workload.context
+        ),
     };
     let t = &s.totals;
     let mut h = format!(

@@ -35,6 +35,7 @@ use std::str::FromStr;
 
 /// Output format of every command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Format {
     /// Aligned terminal table with human units.
     #[default]
@@ -59,6 +60,7 @@ impl FromStr for Format {
 
 /// A failure to write output (a closed pipe, a full disk).
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct WriteError(pub String, pub bool);
 
 impl WriteError {

@@ -63,6 +63,10 @@ fn length_text(g: &SweepGroup) -> String {
     match g.stage {
         Stage::Prefill => format!("prefill, sequence length {}", g.seq_len),
         Stage::Decode => format!("decode, context {} (+1 new token)", g.context),
+        other => format!(
+            "{other}, sequence length {}, context {}",
+            g.seq_len, g.context
+        ),
     }
 }
 

@@ -69,6 +69,7 @@ fn group_label(v: &SweepView<'_>, g: usize) -> String {
     let len = match grp.stage {
         Stage::Prefill => format!("prefill s={}", grp.seq_len),
         Stage::Decode => format!("decode ctx={}", grp.context),
+        other => format!("{other} s={} ctx={}", grp.seq_len, grp.context),
     };
     format!("{} {} {len}", v.devices[grp.device].id, grp.precisions.act)
 }

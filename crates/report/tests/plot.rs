@@ -18,14 +18,8 @@ fn chart() -> (RooflineChart, usize, Vec<&'static str>) {
     let stages: Vec<_> = [Stage::Prefill, Stage::Decode]
         .into_iter()
         .map(|stage| {
-            let w = Workload {
-                stage,
-                batch: 1,
-                seq_len: 2048,
-                context: 2048,
-                precisions: Precisions::uniform(Precision::Bf16),
-                flash_attention: false,
-            };
+            let w = Workload::new(stage, 1, 2048, 2048)
+                .with_precisions(Precisions::uniform(Precision::Bf16));
             analyze(&m, &w, &d, roofline_core::memory::Reserve::DEFAULT).unwrap()
         })
         .collect();

@@ -118,13 +118,13 @@ pub(crate) fn precisions(a: &AnalyzeArgs) -> Result<Precisions, CliError> {
             (a.scale_precision.bytes() + zp) / g as f64
         }
     };
-    Ok(Precisions {
-        weight: a.weight_precision.unwrap_or(default_weight),
-        act: a.precision,
-        kv: a.kv_precision.unwrap_or(a.precision),
-        weight_scale_bytes,
-        gemm_act: a.w8a8.then_some(roofline_core::precision::Precision::Int8),
-    })
+    Ok(Precisions::new(
+        a.weight_precision.unwrap_or(default_weight),
+        a.precision,
+        a.kv_precision.unwrap_or(a.precision),
+    )
+    .with_weight_scale_bytes(weight_scale_bytes)
+    .with_gemm(a.w8a8.then_some(roofline_core::precision::Precision::Int8)))
 }
 
 /// Reads the model and chip and analyses each stage the flags ask for.
@@ -144,14 +144,9 @@ pub(crate) fn prepare(a: &AnalyzeArgs) -> Result<Prepared, CliError> {
     let analyses = stages
         .iter()
         .map(|&stage| {
-            let w = Workload {
-                stage,
-                batch: a.batch,
-                seq_len: a.seq_len,
-                context: a.context,
-                precisions,
-                flash_attention: a.flash_attention,
-            };
+            let w = Workload::new(stage, a.batch, a.seq_len, a.context)
+                .with_precisions(precisions)
+                .flash_attention(a.flash_attention);
             analyze(&model, &w, &device, a.memory_reserve)
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -150,13 +150,11 @@ pub fn run_mfu(a: &MfuArgs, out: &mut dyn Write) -> Result<(), CliError> {
 
 pub fn run_mbu(a: &MbuArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let device = a.hardware.as_deref().map(find_device).transpose()?;
-    let precisions = Precisions {
-        weight: a.weight_precision.unwrap_or(a.precision),
-        act: a.precision,
-        kv: a.kv_precision.unwrap_or(a.precision),
-        weight_scale_bytes: 0.0,
-        gemm_act: None,
-    };
+    let precisions = Precisions::new(
+        a.weight_precision.unwrap_or(a.precision),
+        a.precision,
+        a.kv_precision.unwrap_or(a.precision),
+    );
     let bandwidth = match (a.bandwidth, &device) {
         (Some(b), _) => BytesPerSec(b),
         (None, Some(d)) => d

@@ -40,12 +40,12 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let precisions: Vec<Precisions> = a
         .precision
         .iter()
-        .map(|&p| Precisions {
-            weight: a.weight_precision.unwrap_or(p),
-            act: p,
-            kv: a.kv_precision.unwrap_or(p),
-            weight_scale_bytes: 0.0,
-            gemm_act: None,
+        .map(|&p| {
+            Precisions::new(
+                a.weight_precision.unwrap_or(p),
+                p,
+                a.kv_precision.unwrap_or(p),
+            )
         })
         .collect();
     let stages: &[Stage] = match a.stage {

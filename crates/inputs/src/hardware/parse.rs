@@ -68,6 +68,8 @@ impl PeaksFile {
             Precision::Fp8 => self.fp8.take(),
             Precision::Int8 => self.int8.take(),
             Precision::Int4 => self.int4.take(),
+            // A precision this file format has no field for.
+            _ => None,
         }
     }
 }
@@ -161,10 +163,7 @@ fn checked_link(
         })
         .transpose()?
         .map(|c| Cited::new(BytesPerSec(c.value), c.source));
-    Ok(Some(Link {
-        name: l.name,
-        bandwidth,
-    }))
+    Ok(Some(Link::new(l.name, bandwidth)))
 }
 
 /// Parses and validates one chip file.

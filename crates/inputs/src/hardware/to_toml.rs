@@ -45,13 +45,7 @@ fn cited_float(x: f64, source: &str) -> String {
 }
 
 fn kind_name(k: MemoryKind) -> &'static str {
-    match k {
-        MemoryKind::Main => "main",
-        MemoryKind::L2 => "l2",
-        MemoryKind::L3 => "l3",
-        MemoryKind::L1 => "l1",
-        MemoryKind::Sram => "sram",
-    }
+    k.name()
 }
 
 fn write_link(out: &mut String, table: &str, link: &Link) {

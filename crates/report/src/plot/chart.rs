@@ -50,7 +50,8 @@ impl Series {
     fn from_stage(s: Stage) -> Self {
         match s {
             Stage::Prefill => Series::Prefill,
-            Stage::Decode => Series::Decode,
+            // Decode, and a stage added later, as decode's triangles.
+            _ => Series::Decode,
         }
     }
 }
@@ -245,7 +246,8 @@ impl RooflineChart {
     ) {
         let series = match stage {
             Stage::Prefill => Series::FusedPrefill,
-            Stage::Decode => Series::FusedDecode,
+            // Decode, and a stage added later, as decode's series.
+            _ => Series::FusedDecode,
         };
         for (k, p) in comparison.plan.kernels.iter().zip(&comparison.after.points) {
             let (i, a) = (p.intensity.get(), p.attainable.get());
@@ -319,6 +321,7 @@ impl RooflineChart {
                 match w.stage {
                     Stage::Prefill => format!("prefill {} tokens", w.seq_len),
                     Stage::Decode => format!("decode at context {}", w.context),
+                    other => other.to_string(),
                 }
             })
             .collect();
