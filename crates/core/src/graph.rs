@@ -45,7 +45,7 @@ pub struct Tensor {
 }
 
 /// Where a node sits: inside every decoder block, inside some of them, or once per model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// In each decoder block: runs `layers` times per forward pass.

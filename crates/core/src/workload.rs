@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// Inference stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Stage {
     /// The prompt: `seq_len` tokens per sequence in one forward pass, filling the KV cache.

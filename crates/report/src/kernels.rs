@@ -8,7 +8,6 @@ use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::device::{Device, MemoryKind};
 use roofline_core::precision::Precision;
 use roofline_core::prediction::{Ceilings, SuiteCheck};
-use serde_json::json;
 use std::io::Write;
 
 /// Where the roofline and the timings came from, for the header and the JSON.
@@ -73,22 +72,7 @@ pub fn write_kernels(
 ) -> Result<(), WriteError> {
     match format {
         Format::Json => {
-            let mut v = serde_json::to_value(check)?;
-            if let Some(o) = v.as_object_mut() {
-                o.insert("schema_version".into(), json!(1));
-                o.insert(
-                    "roofline".into(),
-                    json!({
-                        "source": cx.roofline_source,
-                        "device": crate::analysis::device_json(cx.device),
-                    }),
-                );
-                o.insert("target".into(), json!(cx.target));
-                o.insert("method".into(), json!(cx.method));
-                o.insert("notes".into(), json!(cx.notes));
-            }
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            crate::doc::write_json(&crate::doc::measure::KernelsCheckDoc::of(check, cx), out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
@@ -482,7 +466,8 @@ pub(crate) mod tests {
         assert_eq!(v["schema_version"], 1);
         assert_eq!(v["rows"][0]["measured"]["median"], 25e-3);
         assert_eq!(v["rows"][1]["bound"], "compute");
-        assert_eq!(v["speedups"][0]["measured"], 25.0 / 26.0);
+        // 25 ms before ÷ 26 ms after, in seconds as the check holds them.
+        assert_eq!(v["speedups"][0]["measured"], 25e-3 / 26e-3);
         assert_eq!(v["roofline"]["source"], "chip file box.toml");
         let csv = render(Format::Csv)?;
         let mut lines = csv.lines();

@@ -14,7 +14,7 @@ use serde::Serialize;
 ///   where s is the group-wise scale overhead per weight (0 for plain formats),
 ///   where a, b, c are the bytes per element of A, B and C: each operand crosses main memory once,
 ///   the ideal a tiled GEMM approaches when its tiles fit on chip.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Gemm {
     /// Rows of A and C (tokens).
     pub m: u64,
@@ -74,7 +74,7 @@ impl Gemm {
 ///
 /// - FLOPs = 2·batch·m·n·k.
 /// - bytes read = batch·m·k·a + (batch / shared)·k·n·b; bytes written = batch·m·n·c.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct BatchedMatmul {
     /// Number of A matrices (batch × query heads in attention).
     pub batch: u64,
