@@ -323,3 +323,72 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
     }
     all
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize, JsonSchema)]
+    struct Two {
+        schema_version: SchemaVersion,
+        zeta: f64,
+        alpha: f64,
+    }
+
+    #[test]
+    fn documents_come_out_with_sorted_keys_and_null_for_non_finite_numbers(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let mut out = Vec::new();
+        let doc = Two {
+            schema_version: SchemaVersion,
+            zeta: f64::INFINITY,
+            alpha: 0.5,
+        };
+        write_json(&doc, &mut out)?;
+        // JSON has no infinity: serde_json writes a non-finite number as null.
+        assert_eq!(
+            String::from_utf8(out)?,
+            "{\n  \"alpha\": 0.5,\n  \"schema_version\": 1,\n  \"zeta\": null\n}\n"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn objects_are_closed_and_the_version_is_a_constant() -> Result<(), Box<dyn std::error::Error>>
+    {
+        let s = serde_json::to_value(schema_of::<Two>())?;
+        assert_eq!(s["additionalProperties"], false);
+        assert_eq!(s["properties"]["schema_version"]["const"], SCHEMA_VERSION);
+        let required = s["required"].as_array().ok_or("no required")?;
+        assert_eq!(required.len(), 3);
+        Ok(())
+    }
+
+    #[test]
+    fn every_document_kind_has_one_schema_that_carries_the_version(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let all = schemas();
+        // Nineteen kinds: analyze (plain, with fusion), explain, join, op, fuse, sweep, mfu (by
+        // formula, by size), mbu, hardware (list, show, compare), models, import (profile,
+        // roof), measure, measure kernels, report.
+        assert_eq!(all.len(), 19);
+        for (i, (name, _, schema)) in all.iter().enumerate() {
+            assert!(
+                all[..i].iter().all(|(n, _, _)| n != name),
+                "{name} listed twice"
+            );
+            let v = serde_json::to_value(schema)?;
+            assert_eq!(
+                v["properties"]["schema_version"]["const"], SCHEMA_VERSION,
+                "{name}"
+            );
+            assert!(
+                v["required"]
+                    .as_array()
+                    .is_some_and(|r| r.iter().any(|x| x == "schema_version")),
+                "{name}"
+            );
+        }
+        Ok(())
+    }
+}
