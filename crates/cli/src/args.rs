@@ -119,6 +119,43 @@ pub fn parse_duration_small(s: &str) -> Result<f64, String> {
     Ok(secs)
 }
 
+/// `--memory-reserve`: `10%` (a share of capacity), or a size in bytes with an optional
+/// decimal (`kB`, `MB`, `GB`, `TB`) or binary (`KiB`, `MiB`, `GiB`, `TiB`) unit.
+fn parse_reserve(s: &str) -> Result<roofline_core::memory::Reserve, String> {
+    use roofline_core::memory::Reserve;
+    use roofline_core::units::Bytes;
+    let t = s.trim();
+    let bad = || {
+        format!(
+            "`{}` is not a share (`10%`) or a size (`2GB`, `1.5GiB`, `0`)",
+            t.chars().take(40).collect::<String>()
+        )
+    };
+    let r = if let Some(pct) = t.strip_suffix('%') {
+        Reserve::Fraction(pct.trim().parse::<f64>().map_err(|_| bad())? / 100.0)
+    } else {
+        let split = t
+            .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+            .unwrap_or(t.len());
+        let (num, unit) = t.split_at(split);
+        let scale = match unit.trim() {
+            "" | "B" => 1.0,
+            "kB" | "KB" => 1e3,
+            "MB" => 1e6,
+            "GB" => 1e9,
+            "TB" => 1e12,
+            "KiB" => 1024.0,
+            "MiB" => 1024.0 * 1024.0,
+            "GiB" => 1024.0 * 1024.0 * 1024.0,
+            "TiB" => 1024.0f64.powi(4),
+            _ => return Err(bad()),
+        };
+        Reserve::Bytes(Bytes(num.trim().parse::<f64>().map_err(|_| bad())? * scale))
+    };
+    r.validate()?;
+    Ok(r)
+}
+
 fn parse_precision(s: &str) -> Result<Precision, String> {
     s.parse::<Precision>().map_err(|e| e.to_string())
 }
@@ -169,6 +206,11 @@ pub struct AnalyzeArgs {
     /// Attention as one fused FlashAttention kernel instead of QKᵀ, softmax and S·V.
     #[arg(long)]
     pub flash_attention: bool,
+    /// Memory the runtime keeps for itself on the chip: a share of its capacity (`10%`, the
+    /// default: vLLM's --gpu-memory-utilization 0.9) or a size (`2GB`, `1.5GiB`, `0`); counted
+    /// in the memory footprint and in whether the model fits.
+    #[arg(long, default_value = "10%", value_parser = parse_reserve)]
+    pub memory_reserve: roofline_core::memory::Reserve,
     /// Instead of the tables, the worked derivation of one operator (`q_proj`) in each stage.
     #[arg(long, value_name = "OPERATOR")]
     pub explain: Option<String>,
@@ -759,6 +801,11 @@ pub struct SweepArgs {
     /// Attention as one fused FlashAttention kernel.
     #[arg(long)]
     pub flash_attention: bool,
+    /// Memory the runtime keeps for itself on the chip: a share of its capacity (`10%`, the
+    /// default: vLLM's --gpu-memory-utilization 0.9) or a size (`2GB`, `1.5GiB`, `0`); counted
+    /// in the memory footprint and in whether the model fits.
+    #[arg(long, default_value = "10%", value_parser = parse_reserve)]
+    pub memory_reserve: roofline_core::memory::Reserve,
     /// `--plot FILE` draws throughput and latency against batch, and each operator's intensity
     /// against batch with the ridge (`.svg` or `.png`); `--force` overwrites it.
     #[command(flatten)]

@@ -52,21 +52,17 @@ impl From<InputError> for CliError {
 
 impl From<AnalysisError> for CliError {
     fn from(e: AnalysisError) -> Self {
-        if let AnalysisError::TooManyNodes { .. } = e {
-            // A limit of ours, not the user's input.
-            return Self {
-                kind: Kind::Internal,
-                message: e.to_string(),
-                hint: None,
-            };
-        }
         let hint = match &e {
             AnalysisError::Device(_) => Some(
                 "choose a precision the chip has (`roofline hardware show ID`) or give a chip file with --hardware FILE.toml".into(),
             ),
             AnalysisError::Workload(_) => Some("see `roofline analyze --help`".into()),
             AnalysisError::Model(_) => Some("fix the model's config.json".into()),
-            AnalysisError::TooManyNodes { .. } => None,
+            AnalysisError::Reserve(_) => Some(
+                "give a share below 100 % (`--memory-reserve 10%`) or a size (`--memory-reserve 2GB`)"
+                    .into(),
+            ),
+            _ => None,
         };
         Self::bad_input(e.to_string(), hint)
     }

@@ -18,8 +18,10 @@ fn analyze_fusion_presets_report_kernels_per_layer() -> Result<(), Box<dyn std::
         ]);
         for s in v["stages"].as_array().ok_or("expected a value, got None")? {
             let f = &s["fusion"];
-            assert_eq!(f["before"]["kernels_per_layer"], 18);
-            assert_eq!(f["after"]["kernels_per_layer"], kernels, "{preset}");
+            // A mean over the blocks (whole for a model whose blocks are all alike).
+            assert_eq!(f["before"]["kernels_per_layer"].as_f64(), Some(18.0));
+            let after = f["after"]["kernels_per_layer"].as_f64();
+            assert_eq!(after, Some(kernels as f64), "{preset}");
             // 32 blocks + embedding, final norm, lm_head.
             assert_eq!(f["after"]["kernels"], kernels * 32 + 3);
         }

@@ -90,10 +90,10 @@ fn analyze_on_every_preset_and_workload() -> TestResult {
 }
 
 #[test]
-fn analyze_scope_of_deepseek_v3_is_as_documented() -> TestResult {
+fn analyze_span_of_deepseek_v3_is_as_documented() -> TestResult {
     // DeepSeek-V3: 61 blocks, the first 3 dense (first_k_dense_replace = 3), the other 58 MoE;
-    // their MLP operators run in 3 and 58 blocks, so their scope is `{"blocks": n}`, which the
-    // schema must admit beside `layer` and `model`.
+    // their MLP operators run in blocks 0–2 and 3–60, so their span is a block range other
+    // than all the blocks, which the schema must admit beside the prologue and the epilogue.
     let v = check(
         "analyze",
         &[
@@ -106,13 +106,16 @@ fn analyze_scope_of_deepseek_v3_is_as_documented() -> TestResult {
         ],
     )?;
     let ops = v["stages"][0]["ops"].as_array().ok_or("no ops")?;
-    let blocks: Vec<u64> = ops
+    let ranges: Vec<(u64, u64)> = ops
         .iter()
-        .filter_map(|o| o["scope"]["blocks"].as_u64())
+        .filter(|o| o["span"]["kind"] == "blocks")
+        .filter_map(|o| Some((o["span"]["first"].as_u64()?, o["span"]["last"].as_u64()?)))
         .collect();
-    assert!(blocks.contains(&3) && blocks.contains(&58), "{blocks:?}");
-    assert!(ops.iter().any(|o| o["scope"] == "layer"));
-    assert!(ops.iter().any(|o| o["scope"] == "model"));
+    assert!(ranges.contains(&(0, 2)), "{ranges:?}");
+    assert!(ranges.contains(&(3, 60)), "{ranges:?}");
+    assert!(ranges.contains(&(0, 60)), "{ranges:?}");
+    assert!(ops.iter().any(|o| o["span"]["kind"] == "prologue"));
+    assert!(ops.iter().any(|o| o["span"]["kind"] == "epilogue"));
     Ok(())
 }
 
@@ -146,10 +149,16 @@ fn the_schemas_reject_drift() -> TestResult {
         o.remove("time_s");
     }
     assert!(!is_valid("analyze", &dropped)?);
-    // A scope outside `layer`, `model` and `{"blocks": n}`.
-    let mut scope = v.clone();
-    scope["stages"][0]["ops"][0]["scope"] = "blocks".into();
-    assert!(!is_valid("analyze", &scope)?);
+    // A block range without its last block, and a span of another kind.
+    let mut span = v.clone();
+    span["stages"][0]["ops"][1]["span"] = serde_json::json!({ "kind": "blocks", "first": 0 });
+    assert!(!is_valid("analyze", &span)?);
+    span["stages"][0]["ops"][1]["span"] = serde_json::json!({ "kind": "layer" });
+    assert!(!is_valid("analyze", &span)?);
+    // A role the types do not have.
+    let mut role = v.clone();
+    role["stages"][0]["ops"][0]["role"] = "q_projection".into();
+    assert!(!is_valid("analyze", &role)?);
     // A number where the schema says string, and another schema version.
     let mut kind = v.clone();
     kind["stages"][0]["ops"][0]["kind"] = 3.into();

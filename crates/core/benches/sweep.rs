@@ -1,6 +1,7 @@
 //! A sweep of 100,000 configurations: Llama-2-7B decode on the H100 SXM, 100 contexts
 //! (128, 256, …, 12,800) × 1,000 batches (1..=1000), every point a full roofline evaluation of
-//! the step and of each operator, plus each group's closed-form crossovers.
+//! the step (rebuilt graph, totals, memory footprint) and of each operator, plus each group's
+//! closed-form crossovers. The bar: at least 1,000,000 configurations per second on 2 cores.
 //!
 //! `cargo bench -p roofline-core --bench sweep`
 
@@ -9,6 +10,7 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use roofline_core::memory::Reserve;
 use roofline_core::precision::Precision;
 use roofline_core::sweep::{sweep, SweepSpec};
 use roofline_core::workload::{Precisions, Stage};
@@ -30,6 +32,7 @@ fn bench(c: &mut Criterion) {
         contexts: &contexts,
         batches: &batches,
         flash_attention: false,
+        reserve: Reserve::DEFAULT,
     };
     let mut group = c.benchmark_group("sweep");
     group.throughput(Throughput::Elements(100_000));

@@ -10,7 +10,7 @@
 //! ([`Workload::kv_len`]), d hidden, h heads, g kv heads, e head_dim, f intermediate, V vocab;
 //! w, a, c bytes per element of weights, activations, KV cache.
 
-use crate::graph::{GraphSink, OpGraph, Scope, TensorId, TensorRole};
+use crate::graph::{OpGraph, Role, Span, TensorId, TensorRole};
 use crate::model::{Activation, Mla, MlpKind, Moe, Naming, NormKind, Positions, Transformer};
 use crate::ops::{
     BatchedMatmul, Elementwise, Embedding, ExpertGemm, FlashAttention, Gemm, KvCacheWrite,
@@ -30,19 +30,26 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
     gr
 }
 
-/// Walks the operator graph of one forward pass of `model` under `workload`, in forward order,
-/// into `gr`: every tensor ([`GraphSink::tensor`]) and every node ([`GraphSink::node`]).
-/// [`build_graph`] is this into an [`OpGraph`]; a [`crate::graph::NodeCosts`] sink gives the
-/// same node costs without allocating.
+/// [`build_graph`] into an existing graph, replacing what it held and keeping its buffers: once
+/// they have room for the model's nodes and tensors, this allocates nothing (the sweep and
+/// [`crate::analysis::analyze_into`] rebuild one graph per configuration this way).
 ///
 /// Both are assumed validated ([`Transformer::validate`], [`Workload::validate`]).
-pub fn emit<S: GraphSink>(model: &Transformer, workload: &Workload, gr: &mut S) {
+pub fn build_into(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
+    gr.clear(model.layers);
+    emit(model, workload, gr);
+}
+
+/// Appends the operator graph of one forward pass of `model` under `workload` to `gr`, in
+/// forward order: every tensor ([`OpGraph::tensor`]) and every node ([`OpGraph::node`]).
+fn emit(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
     let cx = Cx::new(model, workload);
     let x0 = embed(&cx, gr);
     let x1 = norm(
         &cx,
         gr,
         "input_layernorm",
+        Role::AttentionNorm,
         "input_layernorm.weight",
         "attn_norm_out",
         x0,
@@ -54,7 +61,8 @@ pub fn emit<S: GraphSink>(model: &Transformer, workload: &Workload, gr: &mut S) 
     let x2 = gr.tensor("hidden_mid", cx.tf * cx.df, cx.a, Act);
     gr.node(
         "attn_residual_add",
-        Layer,
+        Role::AttentionResidual,
+        cx.all,
         cx.add(cx.t * cx.d),
         &[x0, attn_out],
         &[x2],
@@ -63,6 +71,7 @@ pub fn emit<S: GraphSink>(model: &Transformer, workload: &Workload, gr: &mut S) 
         &cx,
         gr,
         "post_attention_layernorm",
+        Role::MlpNorm,
         "post_attention_layernorm.weight",
         "mlp_norm_out",
         x2,
@@ -72,27 +81,28 @@ pub fn emit<S: GraphSink>(model: &Transformer, workload: &Workload, gr: &mut S) 
         Some(m) => {
             let moe_layers = model.moe_layers();
             if m.dense_layers > 0 {
-                mlp_dense(
+                let dense = m.dense_layers.min(model.layers);
+                mlp_dense(&cx, gr, Span::blocks(0, dense), x3, mlp_out);
+            }
+            if moe_layers > 0 {
+                let first_moe = model.layers - moe_layers;
+                mlp_moe(
                     &cx,
                     gr,
-                    Scope::Blocks(m.dense_layers.min(model.layers)),
+                    &m,
+                    Span::blocks(first_moe, moe_layers),
                     x3,
                     mlp_out,
                 );
             }
-            let scope = if moe_layers == model.layers {
-                Layer
-            } else {
-                Scope::Blocks(moe_layers)
-            };
-            mlp_moe(&cx, gr, &m, scope, x3, mlp_out);
         }
-        None => mlp_dense(&cx, gr, Layer, x3, mlp_out),
+        None => mlp_dense(&cx, gr, cx.all, x3, mlp_out),
     }
     let x4 = gr.tensor("hidden_out", cx.tf * cx.df, cx.a, Act);
     gr.node(
         "mlp_residual_add",
-        Layer,
+        Role::MlpResidual,
+        cx.all,
         cx.add(cx.t * cx.d),
         &[x2, mlp_out],
         &[x4],
@@ -100,7 +110,6 @@ pub fn emit<S: GraphSink>(model: &Transformer, workload: &Workload, gr: &mut S) 
     head(&cx, gr, x4);
 }
 
-use Scope::{Layer, Model};
 use TensorRole::{Activation as Act, Input, KvCache, Weight};
 
 /// The shapes and precisions every part of the block needs.
@@ -125,6 +134,8 @@ struct Cx<'m> {
     e: u64,
     tf: f64,
     df: f64,
+    /// Every block.
+    all: Span,
     flash: bool,
     prefill: bool,
 }
@@ -155,6 +166,7 @@ impl<'m> Cx<'m> {
             e: model.head_dim,
             tf: workload.tokens() as f64,
             df: model.hidden as f64,
+            all: Span::all_blocks(model.layers),
             flash: workload.flash_attention,
             prefill,
         }
@@ -224,7 +236,7 @@ impl<'m> Cx<'m> {
     #[inline(always)]
     fn names(&self) -> Names {
         match self.model.variant.naming {
-            Naming::Llama => Names {
+            Naming::Llama | Naming::Mixtral => Names {
                 o: "o_proj",
                 gate: "gate_proj",
                 up: "up_proj",
@@ -254,23 +266,24 @@ struct Names {
 }
 
 #[inline(always)]
-fn norm<S: GraphSink>(
+fn norm(
     cx: &Cx,
-    gr: &mut S,
+    gr: &mut OpGraph,
     name: &'static str,
+    role: Role,
     weight: &'static str,
     out: &'static str,
     x: TensorId,
 ) -> TensorId {
     let wt = gr.tensor(weight, cx.norm_weight_elems(cx.d), cx.a, Weight);
     let y = gr.tensor(out, cx.tf * cx.df, cx.a, Act);
-    gr.node(name, Layer, cx.norm_op(cx.t, cx.d), &[x, wt], &[y]);
+    gr.node(name, role, cx.all, cx.norm_op(cx.t, cx.d), &[x, wt], &[y]);
     y
 }
 
 /// Token embedding, and for learned positions the position embedding and their sum.
 #[inline(always)]
-fn embed<S: GraphSink>(cx: &Cx, gr: &mut S) -> TensorId {
+fn embed(cx: &Cx, gr: &mut OpGraph) -> TensorId {
     let m = cx.model;
     let gpt2 = m.variant.naming == Naming::Gpt2;
     let ids = gr.tensor_bytes("input_ids", Bytes(cx.tf * TOKEN_ID_BYTES), cx.a, Input);
@@ -284,14 +297,22 @@ fn embed<S: GraphSink>(cx: &Cx, gr: &mut S) -> TensorId {
     match m.variant.positions {
         Positions::Rotary => {
             let x0 = gr.tensor("hidden_in", cx.tf * cx.df, cx.a, Act);
-            gr.node("embed_tokens", Model, lookup.clone(), &[ids, emb_w], &[x0]);
+            gr.node(
+                "embed_tokens",
+                Role::TokenEmbedding,
+                Span::Prologue,
+                lookup.clone(),
+                &[ids, emb_w],
+                &[x0],
+            );
             x0
         }
         Positions::Learned { rows } => {
             let tok = gr.tensor("token_embeds", cx.tf * cx.df, cx.a, Act);
             gr.node(
                 if gpt2 { "wte" } else { "embed_tokens" },
-                Model,
+                Role::TokenEmbedding,
+                Span::Prologue,
                 lookup.clone(),
                 &[ids, emb_w],
                 &[tok],
@@ -302,13 +323,21 @@ fn embed<S: GraphSink>(cx: &Cx, gr: &mut S) -> TensorId {
             let pos = gr.tensor("position_embeds", cx.tf * cx.df, cx.a, Act);
             gr.node(
                 if gpt2 { "wpe" } else { "embed_positions" },
-                Model,
+                Role::PositionEmbedding,
+                Span::Prologue,
                 lookup,
                 &[pos_ids, pos_w],
                 &[pos],
             );
             let x0 = gr.tensor("hidden_in", cx.tf * cx.df, cx.a, Act);
-            gr.node("embed_add", Model, cx.add(cx.t * cx.d), &[tok, pos], &[x0]);
+            gr.node(
+                "embed_add",
+                Role::EmbeddingAdd,
+                Span::Prologue,
+                cx.add(cx.t * cx.d),
+                &[tok, pos],
+                &[x0],
+            );
             x0
         }
     }
@@ -317,7 +346,7 @@ fn embed<S: GraphSink>(cx: &Cx, gr: &mut S) -> TensorId {
 /// Multi-head (GQA, MQA) attention: projections, optional q/k norms, rotary, KV-cache write,
 /// attention, output projection. Returns the output projection's result.
 #[inline(always)]
-fn attention_mha<S: GraphSink>(cx: &Cx, gr: &mut S, x1: TensorId) -> TensorId {
+fn attention_mha(cx: &Cx, gr: &mut OpGraph, x1: TensorId) -> TensorId {
     let m = cx.model;
     let (t, d, h, g, e) = (cx.t, cx.d, cx.h, cx.g, cx.e);
     let (tf, df) = (cx.tf, cx.df);
@@ -333,7 +362,8 @@ fn attention_mha<S: GraphSink>(cx: &Cx, gr: &mut S, x1: TensorId) -> TensorId {
         let wqkv = gr.tensor("c_attn.weight", df * n as f64 + bias(n as f64), w, Weight);
         gr.node(
             "c_attn",
-            Layer,
+            Role::QkvProj,
+            cx.all,
             cx.linear(t, n, d, qb),
             &[x1, wqkv],
             &[q, k, vv],
@@ -342,11 +372,26 @@ fn attention_mha<S: GraphSink>(cx: &Cx, gr: &mut S, x1: TensorId) -> TensorId {
         let wq = gr.tensor("q_proj.weight", df * qf + bias(qf), w, Weight);
         let wk = gr.tensor("k_proj.weight", df * kvf + bias(kvf), w, Weight);
         let wv = gr.tensor("v_proj.weight", df * kvf + bias(kvf), w, Weight);
-        gr.node("q_proj", Layer, cx.linear(t, h * e, d, qb), &[x1, wq], &[q]);
-        gr.node("k_proj", Layer, cx.linear(t, g * e, d, qb), &[x1, wk], &[k]);
+        gr.node(
+            "q_proj",
+            Role::QProj,
+            cx.all,
+            cx.linear(t, h * e, d, qb),
+            &[x1, wq],
+            &[q],
+        );
+        gr.node(
+            "k_proj",
+            Role::KProj,
+            cx.all,
+            cx.linear(t, g * e, d, qb),
+            &[x1, wk],
+            &[k],
+        );
         gr.node(
             "v_proj",
-            Layer,
+            Role::VProj,
+            cx.all,
             cx.linear(t, g * e, d, qb),
             &[x1, wv],
             &[vv],
@@ -354,9 +399,23 @@ fn attention_mha<S: GraphSink>(cx: &Cx, gr: &mut S, x1: TensorId) -> TensorId {
     }
     let (mut q, mut k) = (q, k);
     if m.variant.qk_norm {
-        for (name, wname, out, heads, x) in [
-            ("q_norm", "q_norm.weight", "q_normed", h, &mut q),
-            ("k_norm", "k_norm.weight", "k_normed", g, &mut k),
+        for (name, role, wname, out, heads, x) in [
+            (
+                "q_norm",
+                Role::QNorm,
+                "q_norm.weight",
+                "q_normed",
+                h,
+                &mut q,
+            ),
+            (
+                "k_norm",
+                Role::KNorm,
+                "k_norm.weight",
+                "k_normed",
+                g,
+                &mut k,
+            ),
         ] {
             let wt = gr.tensor(wname, e as f64, a, Weight);
             let y = gr.tensor(out, tf * (heads * e) as f64, a, Act);
@@ -366,7 +425,7 @@ fn attention_mha<S: GraphSink>(cx: &Cx, gr: &mut S, x1: TensorId) -> TensorId {
                 precision: a,
                 weight: a,
             });
-            gr.node(name, Layer, op, &[*x, wt], &[y]);
+            gr.node(name, role, cx.all, op, &[*x, wt], &[y]);
             *x = y;
         }
     }
@@ -381,7 +440,14 @@ fn attention_mha<S: GraphSink>(cx: &Cx, gr: &mut S, x1: TensorId) -> TensorId {
                 head_dim: e,
                 precision: a,
             });
-            gr.node("rotary_emb", Layer, op, &[q, k, tab], &[q_rot, k_rot]);
+            gr.node(
+                "rotary_emb",
+                Role::Rotary,
+                cx.all,
+                op,
+                &[q, k, tab],
+                &[q_rot, k_rot],
+            );
             (q_rot, k_rot)
         }
         Positions::Learned { .. } => (q, k),
@@ -394,7 +460,14 @@ fn attention_mha<S: GraphSink>(cx: &Cx, gr: &mut S, x1: TensorId) -> TensorId {
         act: a,
         kv: c,
     });
-    gr.node("kv_cache_write", Layer, write, &[k_rot, vv], &[kv_new]);
+    gr.node(
+        "kv_cache_write",
+        Role::KvCacheWrite,
+        cx.all,
+        write,
+        &[k_rot, vv],
+        &[kv_new],
+    );
 
     let bl = (cx.b * cx.l) as f64;
     let k_cache = gr.tensor("k_cache", bl * kvf, c, KvCache);
@@ -430,7 +503,8 @@ fn attention_mha<S: GraphSink>(cx: &Cx, gr: &mut S, x1: TensorId) -> TensorId {
     let o = gr.tensor("o_proj_out", tf * df, a, Act);
     gr.node(
         names.o,
-        Layer,
+        Role::OProj,
+        cx.all,
         cx.linear(t, d, h * e, m.o_bias),
         &[attn, wo],
         &[o],
@@ -452,9 +526,9 @@ struct AttnShape {
 }
 
 #[inline(always)]
-fn attention_core<S: GraphSink>(
+fn attention_core(
     cx: &Cx,
-    gr: &mut S,
+    gr: &mut OpGraph,
     sh: AttnShape,
     [q, k_src, v_src]: [TensorId; 3],
     out: TensorId,
@@ -476,7 +550,14 @@ fn attention_core<S: GraphSink>(
             act: a,
             kv: sh.kv,
         });
-        gr.node("attention", Layer, op, &[q, k_src, v_src], &[out]);
+        gr.node(
+            "attention",
+            Role::FusedAttention,
+            cx.all,
+            op,
+            &[q, k_src, v_src],
+            &[out],
+        );
         return;
     }
     // Eager attention computes every score, masked or not (Hugging Face `eager_attention_forward`).
@@ -498,7 +579,8 @@ fn attention_core<S: GraphSink>(
     };
     gr.node(
         "qk_matmul",
-        Layer,
+        Role::AttentionScores,
+        cx.all,
         bmm(s, l, sh.qk_dim),
         &[q, k_src],
         &[scores],
@@ -509,10 +591,18 @@ fn attention_core<S: GraphSink>(
         scale_mask: true,
         precision: a,
     });
-    gr.node("softmax", Layer, sm, &[scores], &[probs]);
+    gr.node(
+        "softmax",
+        Role::AttentionSoftmax,
+        cx.all,
+        sm,
+        &[scores],
+        &[probs],
+    );
     gr.node(
         "sv_matmul",
-        Layer,
+        Role::AttentionValues,
+        cx.all,
         bmm(s, sh.v_dim, l),
         &[probs, v_src],
         &[out],
@@ -523,7 +613,7 @@ fn attention_core<S: GraphSink>(
 /// cache of kv_lora_rank + qk_rope_head_dim elements per token. Prefill expands the latent
 /// into per-head keys and values (kv_b_proj); decode uses the absorbed form, attending over the
 /// latent directly with W_UK folded into the query and W_UV applied after.
-fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> TensorId {
+fn attention_mla(cx: &Cx, gr: &mut OpGraph, m: &Mla, x1: TensorId) -> TensorId {
     let (t, d, h) = (cx.t, cx.d, cx.h);
     let (tf, df) = (cx.tf, cx.df);
     let (w, a, c) = (cx.w, cx.a, cx.c);
@@ -541,7 +631,8 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
             let qa = gr.tensor("q_latent", tf * r_q as f64, a, Act);
             gr.node(
                 "q_a_proj",
-                Layer,
+                Role::QDownProj,
+                cx.all,
                 cx.linear(t, r_q, d, false),
                 &[x1, wa],
                 &[qa],
@@ -554,11 +645,19 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
                 precision: a,
                 weight: a,
             });
-            gr.node("q_a_layernorm", Layer, op, &[qa, nw], &[qn]);
+            gr.node(
+                "q_a_layernorm",
+                Role::QLatentNorm,
+                cx.all,
+                op,
+                &[qa, nw],
+                &[qn],
+            );
             let wb = gr.tensor("q_b_proj.weight", (r_q * h * qk) as f64, w, Weight);
             gr.node(
                 "q_b_proj",
-                Layer,
+                Role::QUpProj,
+                cx.all,
                 cx.linear(t, h * qk, r_q, false),
                 &[qn, wb],
                 &[q],
@@ -568,7 +667,8 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
             let wq = gr.tensor("q_proj.weight", df * (h * qk) as f64, w, Weight);
             gr.node(
                 "q_proj",
-                Layer,
+                Role::QProj,
+                cx.all,
                 cx.linear(t, h * qk, d, false),
                 &[x1, wq],
                 &[q],
@@ -584,7 +684,8 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
     let kva = gr.tensor("kv_latent_and_rope_key", tf * (r_kv + rope) as f64, a, Act);
     gr.node(
         "kv_a_proj_with_mqa",
-        Layer,
+        Role::KvDownProj,
+        cx.all,
         cx.linear(t, r_kv + rope, d, false),
         &[x1, wkva],
         &[kva],
@@ -597,7 +698,14 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
         precision: a,
         weight: a,
     });
-    gr.node("kv_a_layernorm", Layer, op, &[kva, nw], &[ckv]);
+    gr.node(
+        "kv_a_layernorm",
+        Role::KvLatentNorm,
+        cx.all,
+        op,
+        &[kva, nw],
+        &[ckv],
+    );
     // Rotary on the rope part of every query head and of the one shared key.
     let tab = gr.tensor("rope_cos_sin", 2.0 * tf * rope as f64, a, Input);
     let q_rot = gr.tensor("q_rot", tf * (h * qk) as f64, a, Act);
@@ -608,7 +716,14 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
         head_dim: rope,
         precision: a,
     });
-    gr.node("rotary_emb", Layer, op, &[q, kva, tab], &[q_rot, k_rope]);
+    gr.node(
+        "rotary_emb",
+        Role::Rotary,
+        cx.all,
+        op,
+        &[q, kva, tab],
+        &[q_rot, k_rope],
+    );
     // The cache holds the latent and the rotary key: (kv_lora_rank + qk_rope_head_dim) per token,
     // written as one "head" of half that width for K and V each (exact when the sum is even).
     let cache_elems = m.cache_elements();
@@ -620,7 +735,14 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
         act: a,
         kv: c,
     });
-    gr.node("kv_cache_write", Layer, write, &[ckv, k_rope], &[kv_new]);
+    gr.node(
+        "kv_cache_write",
+        Role::KvCacheWrite,
+        cx.all,
+        write,
+        &[ckv, k_rope],
+        &[kv_new],
+    );
 
     let wkvb_elems = (r_kv * h * (nope + vd)) as f64;
     let attn_v = gr.tensor("attn_out", tf * (h * vd) as f64, a, Act);
@@ -631,7 +753,8 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
         let kv = gr.tensor("k_nope_and_v", bl * (h * (nope + vd)) as f64, a, Act);
         gr.node(
             "kv_b_proj",
-            Layer,
+            Role::KvUpProj,
+            cx.all,
             cx.linear(t, h * (nope + vd), r_kv, false),
             &[ckv, wkvb],
             &[kv],
@@ -672,7 +795,8 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
         };
         gr.node(
             "q_absorb",
-            Layer,
+            Role::QAbsorb,
+            cx.all,
             absorb(t, r_kv, nope),
             &[q_rot, wuk],
             &[q_lat],
@@ -698,7 +822,8 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
         );
         gr.node(
             "o_absorb",
-            Layer,
+            Role::OAbsorb,
+            cx.all,
             absorb(t, vd, r_kv),
             &[o_lat, wuk],
             &[attn_v],
@@ -708,7 +833,8 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
     let o = gr.tensor("o_proj_out", tf * df, a, Act);
     gr.node(
         "o_proj",
-        Layer,
+        Role::OProj,
+        cx.all,
         cx.linear(t, d, h * vd, false),
         &[attn_v, wo],
         &[o],
@@ -716,10 +842,10 @@ fn attention_mla<S: GraphSink>(cx: &Cx, gr: &mut S, m: &Mla, x1: TensorId) -> Te
     o
 }
 
-/// A dense MLP in `scope`: gated (gate, up, act, mul, down) or plain (up, act, down), writing
+/// A dense MLP in `span`: gated (gate, up, act, mul, down) or plain (up, act, down), writing
 /// `out`.
 #[inline(always)]
-fn mlp_dense<S: GraphSink>(cx: &Cx, gr: &mut S, scope: Scope, x3: TensorId, out: TensorId) {
+fn mlp_dense(cx: &Cx, gr: &mut OpGraph, span: Span, x3: TensorId, out: TensorId) {
     let m = cx.model;
     let (t, d, f) = (cx.t, cx.d, m.intermediate);
     let (tf, df, ff) = (cx.tf, cx.df, f as f64);
@@ -745,60 +871,91 @@ fn mlp_dense<S: GraphSink>(cx: &Cx, gr: &mut S, scope: Scope, x3: TensorId, out:
             let gate_act = gr.tensor("gate_act", tf * ff, a, Act);
             gr.node(
                 names.gate,
-                scope,
+                Role::GateProj,
+                span,
                 cx.linear(t, f, d, mb),
                 &[x3, wg],
                 &[gate],
             );
-            gr.node(names.up, scope, cx.linear(t, f, d, mb), &[x3, wu], &[up]);
+            gr.node(
+                names.up,
+                Role::UpProj,
+                span,
+                cx.linear(t, f, d, mb),
+                &[x3, wu],
+                &[up],
+            );
             // Eager PyTorch runs `act_fn(gate) * up` as two kernels.
-            gr.node("act_fn", scope, unary(cx.act_flops()), &[gate], &[gate_act]);
+            gr.node(
+                "act_fn",
+                Role::Activation,
+                span,
+                unary(cx.act_flops()),
+                &[gate],
+                &[gate_act],
+            );
             let mul = Op::Elementwise(Elementwise {
                 elements: t * f,
                 inputs: 2,
                 flops_per_element: MUL_FLOPS_PER_ELEMENT,
                 precision: a,
             });
-            gr.node("act_mul", scope, mul, &[gate_act, up], &[hidden_act]);
+            gr.node(
+                "act_mul",
+                Role::GateMul,
+                span,
+                mul,
+                &[gate_act, up],
+                &[hidden_act],
+            );
         }
         MlpKind::Plain => {
             let w1 = gr.tensor("up_proj.weight", df * ff + bias(ff), w, Weight);
             let up = gr.tensor("up", tf * ff, a, Act);
-            gr.node(names.up, scope, cx.linear(t, f, d, mb), &[x3, w1], &[up]);
-            gr.node("act_fn", scope, unary(cx.act_flops()), &[up], &[hidden_act]);
+            gr.node(
+                names.up,
+                Role::UpProj,
+                span,
+                cx.linear(t, f, d, mb),
+                &[x3, w1],
+                &[up],
+            );
+            gr.node(
+                "act_fn",
+                Role::Activation,
+                span,
+                unary(cx.act_flops()),
+                &[up],
+                &[hidden_act],
+            );
         }
     }
     let wd = gr.tensor("down_proj.weight", ff * df + bias(df), w, Weight);
     gr.node(
         names.down,
-        scope,
+        Role::DownProj,
+        span,
         cx.linear(t, d, f, mb),
         &[hidden_act, wd],
         &[out],
     );
 }
 
-/// A mixture-of-experts MLP in `scope`: router GEMM and top-k, the routed experts as grouped
+/// A mixture-of-experts MLP in `span`: router GEMM and top-k, the routed experts as grouped
 /// GEMMs over the T·k routed rows (only the experts some token chose are read, see
 /// [`crate::ops::ExpertGemm`]), shared experts as a dense gated MLP, and the weighted combine.
-fn mlp_moe<S: GraphSink>(
-    cx: &Cx,
-    gr: &mut S,
-    moe: &Moe,
-    scope: Scope,
-    x3: TensorId,
-    out: TensorId,
-) {
+fn mlp_moe(cx: &Cx, gr: &mut OpGraph, moe: &Moe, span: Span, x3: TensorId, out: TensorId) {
     let (t, d) = (cx.t, cx.d);
     let (tf, df) = (cx.tf, cx.df);
     let (w, a) = (cx.w, cx.a);
     let (e_n, k, fe) = (moe.experts, moe.top_k, moe.expert_intermediate);
-    let mixtral = cx.model.architecture == "MixtralForCausalLM";
+    let mixtral = cx.model.variant.naming == Naming::Mixtral;
     let wr = gr.tensor("gate.weight", df * e_n as f64, w, Weight);
     let logits = gr.tensor("router_logits", tf * e_n as f64, a, Act);
     gr.node(
         "gate",
-        scope,
+        Role::Router,
+        span,
         cx.linear(t, e_n, d, false),
         &[x3, wr],
         &[logits],
@@ -810,7 +967,14 @@ fn mlp_moe<S: GraphSink>(
         scale_mask: false,
         precision: a,
     });
-    gr.node("router_topk", scope, topk, &[logits], &[probs]);
+    gr.node(
+        "router_topk",
+        Role::RouterTopK,
+        span,
+        topk,
+        &[logits],
+        &[probs],
+    );
     let rows = (t * k) as f64;
     let expert = |n: u64, kk: u64| {
         Op::ExpertGemm(ExpertGemm {
@@ -840,23 +1004,58 @@ fn mlp_moe<S: GraphSink>(
     let gact = gr.tensor("expert_gate_act", rows * fe as f64, a, Act);
     let hact = gr.tensor("expert_act_out", rows * fe as f64, a, Act);
     let eout = gr.tensor("expert_out", rows * df, a, Act);
-    gr.node(n_gate, scope, expert(fe, d), &[x3, wg], &[gate]);
-    gr.node(n_up, scope, expert(fe, d), &[x3, wu], &[up]);
+    gr.node(
+        n_gate,
+        Role::ExpertGateProj,
+        span,
+        expert(fe, d),
+        &[x3, wg],
+        &[gate],
+    );
+    gr.node(
+        n_up,
+        Role::ExpertUpProj,
+        span,
+        expert(fe, d),
+        &[x3, wu],
+        &[up],
+    );
     let unary = Op::Elementwise(Elementwise {
         elements: t * k * fe,
         inputs: 1,
         flops_per_element: cx.act_flops(),
         precision: a,
     });
-    gr.node("experts.act_fn", scope, unary, &[gate], &[gact]);
+    gr.node(
+        "experts.act_fn",
+        Role::ExpertActivation,
+        span,
+        unary,
+        &[gate],
+        &[gact],
+    );
     let mul = Op::Elementwise(Elementwise {
         elements: t * k * fe,
         inputs: 2,
         flops_per_element: MUL_FLOPS_PER_ELEMENT,
         precision: a,
     });
-    gr.node("experts.act_mul", scope, mul, &[gact, up], &[hact]);
-    gr.node(n_down, scope, expert(d, fe), &[hact, wd], &[eout]);
+    gr.node(
+        "experts.act_mul",
+        Role::ExpertGateMul,
+        span,
+        mul,
+        &[gact, up],
+        &[hact],
+    );
+    gr.node(
+        n_down,
+        Role::ExpertDownProj,
+        span,
+        expert(d, fe),
+        &[hact, wd],
+        &[eout],
+    );
     // A fixed array, not a `Vec`: walking the graph allocates nothing (sweeps rely on it).
     let mut combine_in = [eout, probs, probs];
     let mut combine_n = 2;
@@ -874,14 +1073,16 @@ fn mlp_moe<S: GraphSink>(
         let so = gr.tensor("shared_out", tf * df, a, Act);
         gr.node(
             "shared_experts.gate_proj",
-            scope,
+            Role::SharedGateProj,
+            span,
             cx.linear(t, fs, d, false),
             &[x3, wsg],
             &[sg],
         );
         gr.node(
             "shared_experts.up_proj",
-            scope,
+            Role::SharedUpProj,
+            span,
             cx.linear(t, fs, d, false),
             &[x3, wsu],
             &[su],
@@ -892,17 +1093,32 @@ fn mlp_moe<S: GraphSink>(
             flops_per_element: cx.act_flops(),
             precision: a,
         });
-        gr.node("shared_experts.act_fn", scope, op, &[sg], &[sga]);
+        gr.node(
+            "shared_experts.act_fn",
+            Role::SharedActivation,
+            span,
+            op,
+            &[sg],
+            &[sga],
+        );
         let op = Op::Elementwise(Elementwise {
             elements: t * fs,
             inputs: 2,
             flops_per_element: MUL_FLOPS_PER_ELEMENT,
             precision: a,
         });
-        gr.node("shared_experts.act_mul", scope, op, &[sga, su], &[sh]);
+        gr.node(
+            "shared_experts.act_mul",
+            Role::SharedGateMul,
+            span,
+            op,
+            &[sga, su],
+            &[sh],
+        );
         gr.node(
             "shared_experts.down_proj",
-            scope,
+            Role::SharedDownProj,
+            span,
             cx.linear(t, d, fs, false),
             &[sh, wsd],
             &[so],
@@ -920,7 +1136,8 @@ fn mlp_moe<S: GraphSink>(
     });
     gr.node(
         "moe_combine",
-        scope,
+        Role::MoeCombine,
+        span,
         combine,
         &combine_in[..combine_n],
         &[out],
@@ -929,11 +1146,18 @@ fn mlp_moe<S: GraphSink>(
 
 /// Final norm and lm_head on the last position of each sequence.
 #[inline(always)]
-fn head<S: GraphSink>(cx: &Cx, gr: &mut S, x4: TensorId) {
+fn head(cx: &Cx, gr: &mut OpGraph, x4: TensorId) {
     let m = cx.model;
     let lnf_w = gr.tensor("norm.weight", cx.norm_weight_elems(cx.d), cx.a, Weight);
     let xf = gr.tensor("final_norm_out", cx.tf * cx.df, cx.a, Act);
-    gr.node("norm", Model, cx.norm_op(cx.t, cx.d), &[x4, lnf_w], &[xf]);
+    gr.node(
+        "norm",
+        Role::FinalNorm,
+        Span::Epilogue,
+        cx.norm_op(cx.t, cx.d),
+        &[x4, lnf_w],
+        &[xf],
+    );
     // A tied lm_head reads the embedding matrix: a tensor of the same size.
     let head_w = gr.tensor(
         if m.tie_embeddings {
@@ -948,7 +1172,8 @@ fn head<S: GraphSink>(cx: &Cx, gr: &mut S, x4: TensorId) {
     let logits = gr.tensor("logits", (cx.b * m.vocab) as f64, cx.a, Act);
     gr.node(
         "lm_head",
-        Model,
+        Role::LmHead,
+        Span::Epilogue,
         cx.linear(cx.b, m.vocab, cx.d, false),
         &[xf, head_w],
         &[logits],

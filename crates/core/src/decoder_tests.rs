@@ -99,6 +99,7 @@ fn kv_traffic_uses_kv_heads() -> Result<(), Box<dyn std::error::Error>> {
         &llama3_8b(),
         &wl(Stage::Decode, 1, 2048, false),
         &h100_sxm(),
+        crate::memory::Reserve::DEFAULT,
     )?;
     assert_eq!(a.memory.kv_cache.get(), 2.0 * 32.0 * 2049.0 * 1024.0 * 2.0);
     Ok(())
@@ -181,9 +182,7 @@ fn weights_in_graph_equal_parameter_count() {
     let mut total = 0.0;
     for (i, t) in g.tensors.iter().enumerate() {
         if t.role == TensorRole::Weight {
-            let in_block = g
-                .consumers(i)
-                .any(|(_, n)| n.scope == crate::graph::Scope::Layer);
+            let in_block = g.consumers(i).any(|(_, n)| n.span.in_blocks());
             total += t.bytes.get() / 2.0 * if in_block { 32.0 } else { 1.0 };
         }
     }
@@ -196,6 +195,7 @@ fn totals_are_the_sum_of_rows() -> Result<(), Box<dyn std::error::Error>> {
         &llama2_7b(),
         &wl(Stage::Prefill, 1, 2048, false),
         &h100_sxm(),
+        crate::memory::Reserve::DEFAULT,
     )?;
     let flops: f64 = a
         .rows

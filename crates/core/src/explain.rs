@@ -33,9 +33,8 @@
 //! ```
 
 use crate::analysis::{OpRow, StageAnalysis};
-use crate::decoder::build_graph;
 use crate::device::{Device, DeviceError};
-use crate::graph::Scope;
+use crate::graph::Span;
 use crate::model::Transformer;
 use crate::ops::{
     causal_pairs, Compute, Op, OpKind, LAYERNORM_FLOPS_PER_ELEMENT, RMSNORM_FLOPS_PER_ELEMENT,
@@ -1048,7 +1047,7 @@ pub fn explain_node(
     name: &str,
 ) -> Result<Derivation, ExplainError> {
     let w = &stage.workload;
-    let graph = build_graph(model, w);
+    let graph = &stage.graph;
     let node = graph
         .find(name)
         .ok_or_else(|| ExplainError::UnknownOperator {
@@ -1106,19 +1105,20 @@ pub fn explain_node(
         ),
     ];
     let blocks_formula;
-    let (count_formula, count_src) = match node.scope {
-        Scope::Blocks(k) => {
-            blocks_formula = format!("{k} (in {k} of the decoder blocks)");
+    let (count_formula, count_src) = match node.span {
+        Span::Blocks { first, last } if first == 0 && last + 1 == stage.graph.layers => (
+            "n_L (once in every decoder block)",
+            "docs/cost-model.md §2: nodes inside a block run n_L times per forward pass",
+        ),
+        Span::Blocks { first, last } => {
+            blocks_formula =
+                format!("{last} − {first} + 1 (once in each of blocks {first}–{last})");
             (
                 blocks_formula.as_str(),
                 "docs/cost-model.md: nodes of a block kind that only some blocks have (dense or MoE MLP) run that many times",
             )
         }
-        Scope::Layer => (
-            "n_L (once in every decoder block)",
-            "docs/cost-model.md §2: nodes inside a block run n_L times per forward pass",
-        ),
-        Scope::Model => (
+        Span::Prologue | Span::Epilogue => (
             "1 (once per forward pass)",
             "docs/cost-model.md §2: embed_tokens, norm and lm_head run once",
         ),
@@ -1278,7 +1278,7 @@ mod tests {
             flash_attention: false,
         };
         let dev = h100_sxm();
-        let s = analyze(&m, &w, &dev)?;
+        let s = analyze(&m, &w, &dev, crate::memory::Reserve::DEFAULT)?;
         let d = explain_node(&m, &s, &dev, "q_proj")?;
         let origin = |sym: &str| {
             d.given

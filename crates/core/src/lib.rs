@@ -39,6 +39,7 @@ pub mod fusion;
 pub mod graph;
 pub mod mbu;
 pub mod measured;
+pub mod memory;
 pub mod mfu;
 pub mod model;
 pub mod ops;

@@ -13,7 +13,9 @@
 //! of a 2 TB/s part. The same step's **MFU** is its FLOPs ÷ TPOT ÷ (devices × dense peak). At
 //! small batch decode is memory-bound, so MBU, not MFU, says how close to the roof it runs.
 
-use crate::analysis::{node_costs, AnalysisError};
+use crate::analysis::{validate, AnalysisError};
+use crate::decoder::build_graph;
+use crate::memory::Reserve;
 use crate::mfu::{positive, MfuError};
 use crate::model::Transformer;
 use crate::ops::expected_experts_touched;
@@ -60,11 +62,11 @@ impl DecodeStep {
             precisions,
             flash_attention: false,
         };
-        let costs = node_costs(model, &w)?;
-        let flops = costs
-            .nodes()
+        validate(model, &w, Reserve::DEFAULT)?;
+        let flops = build_graph(model, &w)
+            .nodes
             .iter()
-            .map(|n| n.cost.flops * costs.count(n.scope) as f64)
+            .map(|n| n.op.cost().flops * n.count() as f64)
             .sum();
         Ok(Self {
             batch,

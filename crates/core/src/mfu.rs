@@ -21,8 +21,10 @@
 //! included ([`Recompute`]). The peak is always the chip's *dense* figure for the precision
 //! trained in (see [`crate::device`]); a 2:4-sparse datasheet figure would halve the MFU.
 
-use crate::analysis::{node_costs, AnalysisError};
-use crate::graph::Scope;
+use crate::analysis::{validate, AnalysisError};
+use crate::decoder::build_graph;
+use crate::graph::Role;
+use crate::memory::Reserve;
 use crate::model::Transformer;
 use crate::precision::Precision;
 use crate::units::{Flop, FlopPerSec, Seconds};
@@ -200,17 +202,18 @@ pub fn graph(model: &Transformer, seq_len: u64) -> Result<ForwardSplit, Analysis
         precisions: Precisions::uniform(Precision::Bf16),
         flash_attention: false,
     };
-    let costs = node_costs(model, &workload)?;
+    validate(model, &workload, Reserve::DEFAULT)?;
+    let graph = build_graph(model, &workload);
     let (mut blocks, mut attention, mut head) = (Flop::ZERO, Flop::ZERO, Flop::ZERO);
-    for n in costs.nodes() {
-        let flops = n.cost.flops * costs.count(n.scope) as f64;
-        if n.scope == Scope::Model {
-            head += if n.name == "lm_head" {
+    for n in &graph.nodes {
+        let flops = n.op.cost().flops * n.count() as f64;
+        if !n.span.in_blocks() {
+            head += if n.role == Role::LmHead {
                 flops * seq_len as f64
             } else {
                 flops
             };
-        } else if matches!(n.name, "qk_matmul" | "softmax" | "sv_matmul" | "attention") {
+        } else if n.role.is_attention_core() {
             attention += flops;
         } else {
             blocks += flops;

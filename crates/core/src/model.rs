@@ -64,6 +64,9 @@ pub enum Naming {
     Gpt2,
     /// `q_proj k_proj v_proj out_proj fc1 fc2`.
     Opt,
+    /// Llama's names, with the routed experts' projections named `w1` (gate), `w3` (up) and
+    /// `w2` (down) (Hugging Face `MixtralSparseMoeBlock`).
+    Mixtral,
 }
 
 /// Mixture of experts in the MLP (Shazeer et al. 2017; Fedus et al. 2022).

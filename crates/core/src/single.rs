@@ -6,12 +6,12 @@
 //! decoder graph builds them ([`crate::decoder`]). Each kernel is placed on the roofline with the
 //! peak that applies to it ([`crate::analysis::peak_for`]).
 
-use crate::analysis::{peak_for, OpRow};
+use crate::analysis::OpRow;
 use crate::device::{Device, DeviceError};
-use crate::graph::Scope;
+use crate::graph::{OpGraph, Role, Span};
 use crate::ops::{BatchedMatmul, FlashAttention, Op, Softmax};
 use crate::precision::Precision;
-use crate::roofline::{Bound, Roof, RooflinePoint};
+use crate::roofline::{Bound, RooflinePoint};
 use crate::units::Seconds;
 use serde::Serialize;
 use std::fmt;
@@ -181,10 +181,10 @@ impl AttentionSpec {
     }
 }
 
-/// Places each named kernel on `device`'s roofline, as [`crate::analysis::evaluate_graph`] does
-/// for a graph: the peak that applies ([`peak_for`], with `act` as the fallback precision for
-/// vector work), main-memory bandwidth, one execution each (`count` 1, scope
-/// [`Scope::Model`]).
+/// Places each named kernel on `device`'s roofline through the analysis's evaluator
+/// ([`crate::analysis::evaluate_rows`]): a graph of these kernels, each a lone
+/// [`Role::Operator`] run once (in block 0 of a one-block graph), `act` the fallback precision
+/// for vector work on chips without an fp32 peak.
 ///
 /// # Errors
 /// A [`DeviceError`] when the chip has no peak for the precision a kernel computes in, or no
@@ -194,25 +194,18 @@ pub fn evaluate_ops(
     device: &Device,
     act: Precision,
 ) -> Result<Vec<OpRow>, DeviceError> {
-    let bandwidth = device.bandwidth()?;
-    kernels
-        .iter()
-        .map(|(name, op)| {
-            let compute = op.compute();
-            let peak = peak_for(device, compute, act)?;
-            let cost = op.cost();
-            Ok(OpRow {
-                name,
-                kind: op.kind(),
-                scope: Scope::Model,
-                count: 1,
-                cost,
-                compute,
-                roof: Roof { peak, bandwidth },
-                launch_overhead: device.launch_overhead.value,
-            })
-        })
-        .collect()
+    let mut graph = OpGraph::new(1);
+    for (name, op) in kernels {
+        graph.node(
+            name,
+            Role::Operator,
+            Span::all_blocks(1),
+            op.clone(),
+            &[],
+            &[],
+        );
+    }
+    crate::analysis::evaluate_rows(&graph, act, device)
 }
 
 /// How far a kernel sits from the ridge point, as a factor ≥ 1 and a side.

@@ -32,18 +32,20 @@
 //!
 //! # Speed
 //!
-//! The points run in parallel (rayon). Each point walks the decoder into a closure
-//! ([`crate::graph::VisitNodes`]) and writes its per-operator results into a slice of one
-//! buffer sized before the loop: the per-point work allocates nothing. Every point equals
-//! [`crate::analysis::analyze`] of the same workload, bit for bit (a test checks it).
+//! The points run in parallel (rayon). Each point rebuilds one graph per thread
+//! ([`crate::decoder::build_into`]), evaluates it with the analysis's own walk, and writes its
+//! per-operator results into a slice of one buffer sized before the loop: the per-point work
+//! allocates nothing. Every point equals [`crate::analysis::analyze`] of the same workload, bit
+//! for bit, memory footprint included (a test checks it).
 
-use crate::analysis::{AnalysisError, ChipRoofs, Totals};
-use crate::decoder::emit;
+use crate::analysis::{walk, AnalysisError, ChipRoofs, Totals};
+use crate::decoder::{build_graph, build_into};
 use crate::device::Device;
-use crate::graph::{NodeCost, NodeCosts, Scope, VisitNodes};
+use crate::graph::{OpGraph, Role, Span};
+use crate::memory::{footprint, MemoryFootprint, Reserve};
 use crate::model::Transformer;
 use crate::ops::{Cost, OpKind};
-use crate::roofline::{Bound, Roof};
+use crate::roofline::Bound;
 use crate::units::{Bytes, FlopPerByte, FlopPerSec, Seconds};
 use crate::workload::{Precisions, Stage, Workload, MAX_BATCH};
 use rayon::prelude::*;
@@ -177,6 +179,8 @@ pub struct SweepSpec<'a> {
     pub batches: &'a [u64],
     /// Fused attention.
     pub flash_attention: bool,
+    /// Memory the runtime keeps on each device ([`crate::memory`]).
+    pub reserve: Reserve,
 }
 
 /// An operator of the swept graph.
@@ -184,10 +188,12 @@ pub struct SweepSpec<'a> {
 pub struct SweepNode {
     /// Node name (`q_proj`).
     pub name: &'static str,
+    /// What the node does in the model.
+    pub role: Role,
     /// Operator type (`gemm`).
     pub kind: OpKind,
-    /// In every block or once per model.
-    pub scope: Scope,
+    /// The blocks it runs in, or the prologue or epilogue.
+    pub span: Span,
     /// Executions per forward pass.
     pub count: u64,
 }
@@ -218,9 +224,6 @@ pub struct SweepGroup {
     pub node_ridges: Vec<FlopPerByte>,
     /// Per operator: its crossover batch.
     pub crossovers: Vec<Crossover>,
-    roofs: Vec<Roof>,
-    counts: Vec<u64>,
-    launch: Seconds,
 }
 
 impl SweepGroup {
@@ -272,12 +275,9 @@ pub struct SweepPoint {
     pub tokens_per_seq: u64,
     /// Sums over the forward pass, as [`crate::analysis::analyze`] gives them.
     pub totals: Totals,
-    /// Weight bytes.
-    pub weights: Bytes,
-    /// KV-cache bytes at this batch and length.
-    pub kv_cache: Bytes,
-    /// Whether weights + KV cache fit in the chip's memory (`None`: capacity unknown).
-    pub fits: Option<bool>,
+    /// Memory needed on the chip, as [`crate::analysis::analyze`] gives it
+    /// ([`crate::memory::footprint`]).
+    pub memory: MemoryFootprint,
 }
 
 impl SweepPoint {
@@ -295,9 +295,7 @@ impl SweepPoint {
             kernels: 0,
             launch_overhead: Seconds(0.0),
         },
-        weights: Bytes(0.0),
-        kv_cache: Bytes(0.0),
-        fits: None,
+        memory: MemoryFootprint::EMPTY,
     };
 
     /// Roofline time of the whole step (launch overhead excluded), seconds.
@@ -322,9 +320,9 @@ impl SweepPoint {
         self.totals.time / self.tokens_per_seq as f64
     }
 
-    /// Weights + KV cache.
-    pub fn memory(&self) -> Bytes {
-        self.weights + self.kv_cache
+    /// Whether the step fits in the chip's memory (`None`: capacity unknown).
+    pub fn fits(&self) -> Option<bool> {
+        self.memory.fits()
     }
 }
 
@@ -359,10 +357,8 @@ impl Sweep {
     }
 }
 
-fn costs_at(model: &Transformer, w: &Workload) -> NodeCosts {
-    let mut c = NodeCosts::new(model.layers);
-    emit(model, w, &mut c);
-    c
+fn costs_at(model: &Transformer, w: &Workload) -> OpGraph {
+    build_graph(model, w)
 }
 
 /// The crossover of operator `k` of `base`'s graph found over whole batches on its exact cost:
@@ -377,7 +373,7 @@ fn search_crossover(
 ) -> Crossover {
     let cost = |batch: u64| {
         let c = costs_at(model, &Workload { batch, ..*base });
-        c.nodes().get(k).map(|n| n.cost).unwrap_or_default()
+        c.nodes.get(k).map(|n| n.op.cost()).unwrap_or_default()
     };
     let compute = |batch: u64| {
         let c = cost(batch);
@@ -430,9 +426,6 @@ fn plan_group(
         nodes: Vec::new(),
         node_ridges: Vec::new(),
         crossovers: Vec::new(),
-        roofs: Vec::new(),
-        counts: Vec::new(),
-        launch: roofs_of_chip.launch,
     };
     for &b in spec.batches {
         group
@@ -441,80 +434,66 @@ fn plan_group(
             .map_err(AnalysisError::Workload)?;
     }
     let flash = spec.flash_attention;
-    let at: [NodeCosts; 4] = [0, 1, 2, 3].map(|b| costs_at(spec.model, &group.workload(b, flash)));
-    if let Some(c) = at.iter().find(|c| !c.is_complete()) {
-        return Err(AnalysisError::TooManyNodes {
-            emitted: c.emitted(),
-        });
-    }
-    for (k, n1) in at[1].nodes().iter().enumerate() {
-        let roof = roofs_of_chip.roof(n1.compute)?;
-        let affine = AffineCost::from_batches(&at[0].nodes()[k].cost, &n1.cost);
-        let is_affine = (2..4).all(|b| affine.predicts(b as f64, &at[b].nodes()[k].cost));
+    let at: [OpGraph; 4] = [0, 1, 2, 3].map(|b| costs_at(spec.model, &group.workload(b, flash)));
+    for (k, n1) in at[1].nodes.iter().enumerate() {
+        let (kind, cost, compute) = n1.op.clone().into_parts();
+        let roof = roofs_of_chip.roof(compute)?;
+        let affine = AffineCost::from_batches(&at[0].nodes[k].op.cost(), &cost);
+        let is_affine = (2..4).all(|b| affine.predicts(b as f64, &at[b].nodes[k].op.cost()));
         group.node_ridges.push(roof.ridge());
         group.crossovers.push(if is_affine {
             affine.crossover(roof.ridge())
         } else {
             search_crossover(spec.model, &group.workload(1, flash), k, roof.ridge())
         });
-        group.roofs.push(roof);
-        group.counts.push(at[1].count(n1.scope));
         group.nodes.push(SweepNode {
             name: n1.name,
-            kind: n1.kind,
-            scope: n1.scope,
-            count: at[1].count(n1.scope),
+            role: n1.role,
+            kind,
+            span: n1.span,
+            count: n1.count(),
         });
     }
     Ok(group)
 }
 
-/// Evaluates one point into `point` and `ops`: the same arithmetic as
-/// [`crate::analysis::analyze`], allocation-free.
+/// Evaluates one point into `point` and `ops`, rebuilding `graph`: [`crate::analysis::analyze`]
+/// without the rows, allocation-free once `graph` has room.
 fn evaluate_point(
     spec: &SweepSpec<'_>,
     group: &SweepGroup,
     g: usize,
     batch: u64,
+    graph: &mut OpGraph,
     point: &mut SweepPoint,
     ops: &mut [OpPoint],
 ) {
+    let device = &spec.devices[group.device];
     let w = group.workload(batch, spec.flash_attention);
-    let mut totals = Totals::default();
+    build_into(spec.model, &w, graph);
+    // The roofs were resolved when the group was planned: no error is left to meet here.
+    let Ok(roofs) = ChipRoofs::new(device, w.precisions.act) else {
+        return;
+    };
     let mut i = 0;
-    emit(
-        spec.model,
-        &w,
-        &mut VisitNodes::new(
-            #[inline(always)]
-            |n: NodeCost| {
-                if let (Some(roof), Some(&count), Some(slot)) =
-                    (group.roofs.get(i), group.counts.get(i), ops.get_mut(i))
-                {
-                    let p = roof.evaluate(&n.cost);
-                    totals.add_node(&n.cost, p.time, count);
-                    *slot = OpPoint {
-                        intensity: p.intensity,
-                        bound: p.bound,
-                    };
-                }
-                i += 1;
-            },
-        ),
-    );
-    // As `analyze` counts them: group-wise quantisation scales included.
-    let weights = Bytes(spec.model.parameters() as f64 * w.precisions.weight_bytes());
-    let kv_cache = spec
-        .model
-        .kv_cache_bytes(batch, w.kv_len(), w.precisions.kv);
+    let Ok(totals) = walk(graph, &roofs, |row| {
+        if let Some(slot) = ops.get_mut(i) {
+            let p = row.point();
+            *slot = OpPoint {
+                intensity: p.intensity,
+                bound: p.bound,
+            };
+        }
+        i += 1;
+    }) else {
+        return;
+    };
     *point = SweepPoint {
         group: g,
         batch,
         tokens_per_seq: w.tokens_per_seq(),
-        totals: totals.with_launch(group.launch),
-        weights,
-        kv_cache,
-        fits: group.capacity.map(|c| weights + kv_cache <= c),
+        totals,
+        memory: footprint(spec.model, &w, graph, device.capacity(), spec.reserve),
     };
 }
 
@@ -524,6 +503,7 @@ fn evaluate_point(
 /// An invalid model, batch or length; a chip without the bandwidth or a peak the graph needs.
 pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, AnalysisError> {
     spec.model.validate().map_err(AnalysisError::Model)?;
+    spec.reserve.validate().map_err(AnalysisError::Reserve)?;
     let mut groups = Vec::new();
     for d in 0..spec.devices.len() {
         for &p in spec.precisions {
@@ -557,10 +537,14 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, AnalysisError> {
         .par_iter_mut()
         .zip(ops.par_chunks_mut(width))
         .enumerate()
-        .for_each(|(i, (point, op_slice))| {
-            let g = i / nb.max(1);
-            evaluate_point(spec, &groups[g], g, spec.batches[i % nb], point, op_slice);
-        });
+        .for_each_init(
+            || OpGraph::new(spec.model.layers),
+            |graph, (i, (point, op_slice))| {
+                let g = i / nb.max(1);
+                let b = spec.batches[i % nb];
+                evaluate_point(spec, &groups[g], g, b, graph, point, op_slice);
+            },
+        );
     Ok(Sweep {
         batches: spec.batches.to_vec(),
         groups,
@@ -608,6 +592,7 @@ mod tests {
             contexts: &[2048],
             batches: &[1, 8, 32, 128],
             flash_attention: false,
+            reserve: Reserve::DEFAULT,
         };
         sweep(&spec)
     }
@@ -735,6 +720,7 @@ mod tests {
                     contexts: &[len],
                     batches: &batches,
                     flash_attention: false,
+                    reserve: Reserve::DEFAULT,
                 };
                 let s = sweep(&spec)?;
                 for (g, group) in s.groups.iter().enumerate() {
@@ -800,20 +786,27 @@ mod tests {
             contexts: &[0, 4095],
             batches: &[1, 3, 64, 1024],
             flash_attention: true,
+            reserve: Reserve::DEFAULT,
         };
         let s = sweep(&spec)?;
         assert_eq!(s.points.len(), 4 * 4);
         for (p, point) in s.points.iter().enumerate() {
             let g = &s.groups[point.group];
-            let a = analyze(m, &g.workload(point.batch, true), &devices[0])?;
+            let a = analyze(
+                m,
+                &g.workload(point.batch, true),
+                &devices[0],
+                Reserve::DEFAULT,
+            )?;
             // Each group's own operators (MLA decodes with absorbed projections), all of them.
             let names: Vec<_> = g.nodes.iter().map(|n| n.name).collect();
             let rows: Vec<_> = a.rows.iter().map(|r| r.name).collect();
             assert_eq!(names, rows, "{}", m.name);
             assert_eq!(s.ops_at(p).len(), a.rows.len());
             assert_eq!(point.totals, a.totals);
-            assert_eq!(point.weights, a.memory.weights);
-            assert_eq!(point.kv_cache, a.memory.kv_cache);
+            // One memory model: the sweep's footprint is the analysis's, activations and
+            // reserve included.
+            assert_eq!(point.memory, a.memory);
             for (o, row) in s.ops_at(p).iter().zip(&a.rows) {
                 let rp = row.point();
                 assert_eq!((o.intensity, o.bound), (rp.intensity, rp.bound));
@@ -824,9 +817,12 @@ mod tests {
 
     #[test]
     fn memory_marks_batches_that_do_not_fit() -> Result<(), Box<dyn std::error::Error>> {
-        // Llama-2-7B bf16 on 80 GB: weights 13.477 GB; the KV cache at context 4096 is
-        // 2·32·4097·4096·2 B = 2.148 GB per sequence: batch 30 needs 77.91 GB and fits, batch
-        // 31 needs 80.06 GB and does not.
+        // Llama-2-7B bf16 decoding at context 4096 on the H100 SXM (80 GB, 8 GB of it kept by
+        // the runtime): weights 6,738,415,616 · 2 B; the KV cache of the 4097 keys attended,
+        // 2·32·4097·4096·2 B per sequence. Unfused attention: the peak of live activations is
+        // at the softmax, the residual (4096·2 B), the scores and the probabilities
+        // (32·4097·2 B each) per sequence: 532,608 B. Batch b fits while
+        // 13,476,831,232 + b·(2,147,991,552 + 532,608) + 8e9 ≤ 80e9: b ≤ 27.24.
         let devices = [h100_sxm()];
         let spec = SweepSpec {
             model: &llama2_7b(),
@@ -835,19 +831,36 @@ mod tests {
             stages: &[Stage::Decode],
             seq_lens: &[],
             contexts: &[4096],
-            batches: &[30, 31],
+            batches: &[27, 28],
             flash_attention: false,
+            reserve: Reserve::DEFAULT,
         };
         let s = sweep(&spec)?;
         let per_seq = 2.0 * 32.0 * 4097.0 * 4096.0 * 2.0;
-        assert_eq!(s.points[0].kv_cache.get(), 30.0 * per_seq);
-        assert_eq!(s.points[0].fits, Some(true));
-        assert_eq!(s.points[1].fits, Some(false));
+        let m = &s.points[0].memory;
+        assert_eq!(m.weights.get(), 6_738_415_616.0 * 2.0);
+        assert_eq!(m.kv_cache.get(), 27.0 * per_seq);
+        assert_eq!(m.activations.get(), 27.0 * 532_608.0);
+        assert_eq!(m.activations_at, "softmax");
+        assert_eq!(m.reserve.get(), 8e9);
+        assert_eq!(s.points[0].fits(), Some(true));
+        assert_eq!(s.points[1].fits(), Some(false));
+        // Without a reserve, batch 30 (77.93 GB) fits and 31 (80.08 GB) does not.
+        let none = SweepSpec {
+            batches: &[30, 31],
+            reserve: Reserve::Bytes(Bytes::ZERO),
+            ..spec
+        };
+        let s2 = sweep(&none)?;
+        assert_eq!(
+            (s2.points[0].fits(), s2.points[1].fits()),
+            (Some(true), Some(false))
+        );
         // Throughput and latency: decode makes one token per sequence per step.
         let p = &s.points[0];
-        assert_eq!(p.tokens(), 30);
+        assert_eq!(p.tokens(), 27);
         assert_eq!(p.time_per_token(), p.step_time());
-        assert!((p.tokens_per_s() - 30.0 / p.step_time().get()).abs() < 1e-9);
+        assert!((p.tokens_per_s() - 27.0 / p.step_time().get()).abs() < 1e-9);
         Ok(())
     }
 
@@ -864,6 +877,7 @@ mod tests {
             contexts: &[2048],
             batches: &[0],
             flash_attention: false,
+            reserve: Reserve::DEFAULT,
         };
         assert!(matches!(sweep(&spec), Err(AnalysisError::Workload(e)) if e.field == "--batch"));
         spec.batches = &[1];

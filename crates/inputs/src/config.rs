@@ -255,6 +255,11 @@ fn llama_family(cfg: &Fields, name: &str, arch: &str) -> Result<Transformer, Inp
             sliding_window,
             moe,
             mla,
+            naming: if arch == "MixtralForCausalLM" {
+                Naming::Mixtral
+            } else {
+                Naming::Llama
+            },
             ..Variant::default()
         },
     })

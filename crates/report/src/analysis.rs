@@ -142,11 +142,12 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
             .unwrap_or_default();
         writeln!(
             out,
-            "memory: weights {} + KV cache {} + largest activation {} (`{}`) = {}{cap}",
+            "memory: weights {} + KV cache {} + activations {} (peak at `{}`) + runtime reserve {} = {}{cap}",
             human_bytes(m.weights.get()),
             human_bytes(m.kv_cache.get()),
-            human_bytes(m.largest_activation.get()),
-            m.largest_activation_name,
+            human_bytes(m.activations.get()),
+            m.activations_at,
+            human_bytes(m.reserve.get()),
             human_bytes(m.total().get()),
         )?;
         for w in &s.warnings {

@@ -207,11 +207,12 @@ fn stage_section(s: &StageAnalysis, r: &AnalyzeReport<'_>) -> String {
         .map(|c| format!(" of {} on the chip", human_bytes(c.get())))
         .unwrap_or_default();
     h.push_str(&format!(
-        "<h3>Memory footprint</h3>\n<table class=\"memory\" id=\"memory-{name}\"><tbody>\n<tr><td>weights</td><td>{}</td></tr>\n<tr><td>KV cache</td><td>{}</td></tr>\n<tr><td>largest activation (<code>{}</code>)</td><td>{}</td></tr>\n<tr class=\"total\"><td>total</td><td>{}{}</td></tr>\n</tbody></table>\n</section>\n",
+        "<h3>Memory footprint</h3>\n<table class=\"memory\" id=\"memory-{name}\"><tbody>\n<tr><td>weights</td><td>{}</td></tr>\n<tr><td>KV cache</td><td>{}</td></tr>\n<tr><td>activations (peak at <code>{}</code>)</td><td>{}</td></tr>\n<tr><td>runtime reserve</td><td>{}</td></tr>\n<tr class=\"total\"><td>total</td><td>{}{}</td></tr>\n</tbody></table>\n</section>\n",
         esc(&human_bytes(m.weights.get())),
         esc(&human_bytes(m.kv_cache.get())),
-        esc(m.largest_activation_name),
-        esc(&human_bytes(m.largest_activation.get())),
+        esc(m.activations_at),
+        esc(&human_bytes(m.activations.get())),
+        esc(&human_bytes(m.reserve.get())),
         esc(&human_bytes(m.total().get())),
         esc(&cap),
     ));

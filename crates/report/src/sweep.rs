@@ -53,7 +53,7 @@ fn length_text(g: &SweepGroup) -> String {
 }
 
 fn fits_text(p: &SweepPoint) -> &'static str {
-    match p.fits {
+    match p.fits() {
         Some(true) => "yes",
         Some(false) => "NO",
         None => "?",
@@ -107,7 +107,7 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
             "step time",
             "tokens/s",
             "time/token",
-            "weights + KV",
+            "memory",
             &cap,
             "memory-bound ops",
         ]);
@@ -120,7 +120,7 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
                 human_seconds(pt.step_time().get()),
                 format!("{:.1}", pt.tokens_per_s()),
                 human_seconds(pt.time_per_token().get()),
-                human_bytes(pt.memory().get()),
+                human_bytes(pt.memory.total().get()),
                 fits_text(pt).to_string(),
                 format!("{mem} of {}", ops.len()),
             ]);
@@ -129,13 +129,13 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
         writeln!(out, "{t}")?;
         let unfit: Vec<String> = points
             .iter()
-            .filter(|p| p.fits == Some(false))
+            .filter(|p| p.fits() == Some(false))
             .map(|p| p.batch.to_string())
             .collect();
         if !unfit.is_empty() {
             writeln!(
                 out,
-                "batch {} does not fit: weights + KV cache exceed the chip's memory",
+                "batch {} does not fit: weights + KV cache + activations + runtime reserve exceed the chip's memory",
                 unfit.join(", ")
             )?;
         }
@@ -226,8 +226,8 @@ fn write_csv(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
                     p.step_time().get().to_string(),
                     p.tokens_per_s().to_string(),
                     p.time_per_token().get().to_string(),
-                    p.memory().get().to_string(),
-                    p.fits.map(|f| f.to_string()).unwrap_or_default(),
+                    p.memory.total().get().to_string(),
+                    p.fits().map(|f| f.to_string()).unwrap_or_default(),
                     n.name.to_string(),
                     o.intensity.get().to_string(),
                     g.node_ridges[k].get().to_string(),

@@ -171,7 +171,7 @@ pub fn render_sweep_svg(v: &SweepView<'_>) -> Result<String, PlotError> {
                 .map_err(pe)?;
             let unfit = pts
                 .iter()
-                .filter(|p| p.fits == Some(false))
+                .filter(|p| p.fits() == Some(false))
                 .map(|p| Cross::new((p.batch as f64, p.tokens_per_s()), 7, RED.stroke_width(3)));
             ch.draw_series(unfit).map_err(pe)?;
         }

@@ -79,7 +79,7 @@ fn chart() -> (RooflineChart, usize, Vec<&'static str>) {
                 precisions: Precisions::uniform(Precision::Bf16),
                 flash_attention: false,
             };
-            analyze(&m, &w, &d).unwrap()
+            analyze(&m, &w, &d, roofline_core::memory::Reserve::DEFAULT).unwrap()
         })
         .collect();
     // Operators with FLOPs have a place on log axes; the others (embedding, cache write) not.

@@ -37,9 +37,8 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
             analyses
                 .iter()
                 .map(|s| {
-                    let graph = roofline_core::decoder::build_graph(&model, &s.workload);
                     roofline_core::fusion::compare_preset(
-                        &graph,
+                        &s.graph,
                         preset,
                         precisions.act,
                         &device,
@@ -60,13 +59,7 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     }
     if let Some(path) = &a.profile {
-        return super::import::write_profile_join(
-            path,
-            &model,
-            &analyses,
-            a.format.format.into(),
-            out,
-        );
+        return super::import::write_profile_join(path, &analyses, a.format.format.into(), out);
     }
     if let Some(name) = &a.explain {
         return super::plot::explain_analysis(
@@ -159,7 +152,7 @@ pub(crate) fn prepare(a: &AnalyzeArgs) -> Result<Prepared, CliError> {
                 precisions,
                 flash_attention: a.flash_attention,
             };
-            analyze(&model, &w, &device)
+            analyze(&model, &w, &device, a.memory_reserve)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Prepared {

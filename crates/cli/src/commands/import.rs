@@ -5,9 +5,7 @@ use crate::args::ImportArgs;
 use crate::error::CliError;
 use crate::output::{check_output, write_output};
 use roofline_core::analysis::{AnalysisError, StageAnalysis};
-use roofline_core::decoder::build_graph;
 use roofline_core::device::Device;
-use roofline_core::model::Transformer;
 use roofline_core::profile::join::{join, Join};
 use roofline_core::profile::place::{place_all, Placement};
 use roofline_core::profile::{EmpiricalRoof, Profile, ProfileFormat};
@@ -153,26 +151,21 @@ fn load_trace(path: &Path) -> Result<Profile, CliError> {
 /// The joins of a trace to each analysed stage.
 pub(crate) fn profile_joins(
     path: &Path,
-    model: &Transformer,
     analyses: &[StageAnalysis],
 ) -> Result<(Profile, Vec<Join>), CliError> {
     let profile = load_trace(path)?;
-    let joins = analyses
-        .iter()
-        .map(|s| join(&build_graph(model, &s.workload), s, &profile))
-        .collect();
+    let joins = analyses.iter().map(|s| join(s, &profile)).collect();
     Ok((profile, joins))
 }
 
 /// `analyze --profile FILE`: predicted beside measured per operator.
 pub(crate) fn write_profile_join(
     path: &Path,
-    model: &Transformer,
     analyses: &[StageAnalysis],
     format: Format,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let (profile, joins) = profile_joins(path, model, analyses)?;
+    let (profile, joins) = profile_joins(path, analyses)?;
     write_joins(&joins, &profile.origin, format, out)?;
     Ok(())
 }
@@ -181,11 +174,10 @@ pub(crate) fn write_profile_join(
 pub(crate) fn with_profile_section(
     html: String,
     path: &Path,
-    model: &Transformer,
     device: &Device,
     analyses: &[StageAnalysis],
 ) -> Result<String, CliError> {
-    let (profile, joins) = profile_joins(path, model, analyses)?;
+    let (profile, joins) = profile_joins(path, analyses)?;
     let placements: Vec<Placement> = place_all(&profile.kernels, Some(device));
     Ok(insert_section(
         &html,

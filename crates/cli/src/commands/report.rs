@@ -63,7 +63,7 @@ pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         version: env!("CARGO_PKG_VERSION"),
     });
     let html = match &a.analyze.profile {
-        Some(p) => super::import::with_profile_section(html, p, &model, &device, &analyses)?,
+        Some(p) => super::import::with_profile_section(html, p, &device, &analyses)?,
         None => html,
     };
     write_output(&a.out, force, html.as_bytes())?;

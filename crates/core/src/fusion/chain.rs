@@ -3,7 +3,7 @@
 //! Widths: the chain starts `hidden` wide; each `linear` maps hidden → intermediate or
 //! intermediate → hidden, alternating; elementwise and norm operators keep the width.
 
-use crate::graph::{OpGraph, Scope, TensorRole};
+use crate::graph::{OpGraph, Role, Span, TensorRole};
 use crate::ops::{
     Elementwise, Gemm, LayerNorm, Op, RmsNorm, GELU_FLOPS_PER_ELEMENT, RELU_FLOPS_PER_ELEMENT,
     SILU_FLOPS_PER_ELEMENT,
@@ -128,7 +128,14 @@ pub fn chain_graph(spec: &ChainSpec) -> Result<(OpGraph, Vec<String>, u64), Chai
             p,
             TensorRole::Activation,
         );
-        g.node(NODE_NAMES[i], Scope::Layer, op, &inputs, &[y]);
+        g.node(
+            NODE_NAMES[i],
+            Role::Operator,
+            Span::all_blocks(1),
+            op,
+            &inputs,
+            &[y],
+        );
         if i + 1 < spec.ops.len() {
             widest_inner = widest_inner.max(out_width);
         }

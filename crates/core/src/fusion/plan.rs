@@ -4,7 +4,7 @@ use super::rules::{Preset, Rule};
 use super::tile::{chain_tile, flash_tile, gemm_tile, stream_tile, TilePlan};
 use crate::analysis::peak_for;
 use crate::device::{Device, DeviceError};
-use crate::graph::{OpGraph, Scope, TensorId, TensorRole};
+use crate::graph::{OpGraph, Role, Span, TensorId, TensorRole};
 use crate::ops::{Compute, Cost, FlashAttention, Op};
 use crate::precision::Precision;
 use crate::roofline::{Roof, RooflinePoint};
@@ -24,8 +24,8 @@ pub struct Kernel {
     pub cost: Cost,
     /// The units it runs on: matrix units if it holds a GEMM or attention.
     pub compute: Compute,
-    /// In every block or once per model.
-    pub scope: Scope,
+    /// The blocks it runs in, or the prologue or epilogue (every node of a kernel shares it).
+    pub span: Span,
     /// The tile it works on, for fused kernels.
     pub tile: Option<TilePlan>,
 }
@@ -165,15 +165,21 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
     let n = graph.nodes.len();
     let mut g = Groups::new(n);
     let mut rejected = Vec::new();
-    let layer = |i: usize| graph.nodes[i].scope == Scope::Layer;
+    // Fusion stays inside the decoder blocks, and a kernel's nodes run in the same blocks
+    // (DeepSeek-V3's dense MLP of blocks 0–2 fuses with itself, never with the attention of
+    // every block).
+    let layer = |i: usize| graph.nodes[i].span.in_blocks();
+    let same = |i: usize, j: usize| graph.nodes[i].span == graph.nodes[j].span;
     let a = act_precision(graph);
     for &rule in preset.rules() {
         match rule {
             Rule::FlashAttention => {
-                let find = |name: &str| graph.nodes.iter().position(|x| x.name == name);
-                if let (Some(qk), Some(sm), Some(sv)) =
-                    (find("qk_matmul"), find("softmax"), find("sv_matmul"))
-                {
+                let find = |role: Role| graph.find_role(role).map(|(i, _)| i);
+                if let (Some(qk), Some(sm), Some(sv)) = (
+                    find(Role::AttentionScores),
+                    find(Role::AttentionSoftmax),
+                    find(Role::AttentionValues),
+                ) {
                     if let (Op::BatchedMatmul(q), Op::Softmax(_)) =
                         (&graph.nodes[qk].op, &graph.nodes[sm].op)
                     {
@@ -202,7 +208,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                         } else {
                             rejected.push(Rejected {
                                 rule,
-                                nodes: vec!["qk_matmul", "softmax", "sv_matmul"],
+                                nodes: [qk, sm, sv].map(|i| graph.nodes[i].name).to_vec(),
                                 reason: over(&tile),
                             });
                         }
@@ -216,6 +222,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     }
                     for j in (i + 1)..n {
                         if layer(j)
+                            && same(i, j)
                             && is_gemm(&graph.nodes[j].op)
                             && graph.nodes[j].inputs.first() == graph.nodes[i].inputs.first()
                             && g.of[i] != g.of[j]
@@ -235,8 +242,10 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     let out = graph.nodes[i].outputs[0];
                     let cons: Vec<usize> = graph.consumers(out).map(|(c, _)| c).collect();
                     let same_group = cons.windows(2).all(|w| g.of[w[0]] == g.of[w[1]]);
+                    let same_span = cons.iter().all(|&c| same(i, c));
                     if !cons.is_empty()
                         && same_group
+                        && same_span
                         && !would_cycle(graph, &g, i, cons[0])
                         && cons
                             .iter()
@@ -272,7 +281,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                         .inputs
                         .iter()
                         .filter_map(|&t| graph.producer(t).map(|(p, _)| p))
-                        .filter(|&p| layer(p))
+                        .filter(|&p| layer(p) && same(p, i))
                         .collect();
                     // The epilogue belongs to the GEMM kernel that made the latest input.
                     let Some(&first) = producers.iter().max() else {
@@ -315,6 +324,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     for &t in &node.inputs {
                         if let Some((p, pn)) = graph.producer(t) {
                             if layer(p)
+                                && same(p, i)
                                 && is_vector(&pn.op)
                                 && !is_norm(&pn.op)
                                 && g.of[p] != g.of[i]
@@ -446,7 +456,7 @@ fn kernel(
         .map(|&i| graph.nodes[i].op.compute())
         .find(|c| matches!(c, Compute::Matrix(_)))
         .unwrap_or(Compute::Vector);
-    let scope = graph.nodes[nodes[0]].scope;
+    let span = graph.nodes[nodes[0]].span;
     let cost = if let Some(fa) = flash {
         Op::FlashAttention(fa).cost()
     } else {
@@ -485,7 +495,7 @@ fn kernel(
         rules,
         cost,
         compute,
-        scope,
+        span,
         tile,
     }
 }
@@ -539,11 +549,12 @@ pub fn plan_chain(
 /// A plan's totals on a chip: per block and per forward pass.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FusionSummary {
-    /// Kernels in one block.
-    pub kernels_per_layer: u64,
-    /// HBM traffic of one block.
+    /// Kernels of one block: those in the blocks per forward pass ÷ blocks (a mean where the
+    /// blocks differ, as DeepSeek-V3's dense and MoE blocks do).
+    pub kernels_per_layer: f64,
+    /// HBM traffic of one block (the same mean).
     pub cost_per_layer: Cost,
-    /// Roofline time of one block.
+    /// Roofline time of one block (the same mean).
     pub time_per_layer: Seconds,
     /// Kernels per forward pass.
     pub kernels: u64,
@@ -578,7 +589,7 @@ pub fn evaluate_plan(
 ) -> Result<FusionSummary, DeviceError> {
     let bandwidth = device.bandwidth()?;
     let mut s = FusionSummary {
-        kernels_per_layer: 0,
+        kernels_per_layer: 0.0,
         cost_per_layer: Cost::default(),
         time_per_layer: Seconds::ZERO,
         kernels: 0,
@@ -590,15 +601,13 @@ pub fn evaluate_plan(
     for k in &plan.kernels {
         let peak = peak_for(device, k.compute, act)?;
         let p = Roof { peak, bandwidth }.evaluate(&k.cost);
-        let n = match k.scope {
-            Scope::Layer => {
-                s.kernels_per_layer += 1;
-                s.cost_per_layer += k.cost;
-                s.time_per_layer += p.time;
-                layers
-            }
-            other => other.count(layers),
-        };
+        let n = k.span.count();
+        if k.span.in_blocks() {
+            let share = n as f64 / layers.max(1) as f64;
+            s.kernels_per_layer += share;
+            s.cost_per_layer += k.cost * share;
+            s.time_per_layer += p.time * share;
+        }
         s.kernels += n;
         s.cost += k.cost * n as f64;
         s.time += p.time * n as f64;

@@ -26,7 +26,7 @@ fn wl(stage: Stage, batch: u64, len: u64) -> Workload {
 fn layer_kernels(p: &FusionPlan) -> Vec<String> {
     p.kernels
         .iter()
-        .filter(|k| k.scope == crate::graph::Scope::Layer)
+        .filter(|k| k.span.in_blocks())
         .map(|k| k.name.clone())
         .collect()
 }
@@ -145,7 +145,12 @@ fn summary_counts_launches() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(m.launch_overhead.get(), (5.0 * 32.0 + 3.0) * 5e-6);
     // The unfused plan's launch overhead is the analysis's, exactly: 579 × 5 µs.
     assert_eq!(e.launch_overhead.get(), 579.0 * 5e-6);
-    let a = crate::analysis::analyze(&llama2_7b(), &wl(Stage::Decode, 1, 2048), &d)?;
+    let a = crate::analysis::analyze(
+        &llama2_7b(),
+        &wl(Stage::Decode, 1, 2048),
+        &d,
+        crate::memory::Reserve::DEFAULT,
+    )?;
     assert_eq!(a.totals.launch_overhead, e.launch_overhead);
     Ok(())
 }

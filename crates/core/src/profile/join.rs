@@ -36,7 +36,7 @@
 use super::aten::{shaped_op, MapKind, Shaped};
 use super::{MeasuredKernel, Profile};
 use crate::analysis::StageAnalysis;
-use crate::graph::{OpGraph, Scope};
+use crate::graph::{Role, Span};
 use crate::ops::{Op, OpKind};
 use crate::precision::Precision;
 use crate::units::Seconds;
@@ -123,9 +123,9 @@ pub enum Signature {
     },
 }
 
-/// The signature of a model node, `None` for those a profile cannot be matched to
+/// The signature of a model node doing `role`, `None` for those a profile cannot be matched to
 /// (rotary_emb, kv_cache_write).
-pub fn node_signature(name: &str, op: &Op, tokens: u64) -> Option<Signature> {
+pub fn node_signature(role: Role, op: &Op, tokens: u64) -> Option<Signature> {
     let per_token = |elements: u64| (tokens, elements / tokens.max(1));
     Some(match op {
         Op::Gemm(g) => Signature::Gemm {
@@ -163,11 +163,14 @@ pub fn node_signature(name: &str, op: &Op, tokens: u64) -> Option<Signature> {
         },
         Op::Elementwise(e) => {
             let (rows, cols) = per_token(e.elements);
-            match name {
-                "act_fn" => Signature::Activation { rows, cols },
-                "act_mul" => Signature::Mul { rows, cols },
-                n if n.ends_with("residual_add") => Signature::Add { rows, cols },
-                _ => return None,
+            if role.is_activation() {
+                Signature::Activation { rows, cols }
+            } else if role.is_gate_mul() {
+                Signature::Mul { rows, cols }
+            } else if role.is_residual() {
+                Signature::Add { rows, cols }
+            } else {
+                return None;
             }
         }
         // Rotary, KV-cache write, expert GEMMs and anything added later: not matched.
@@ -181,7 +184,7 @@ pub fn shaped_signature(s: &Shaped) -> Option<Signature> {
     match s {
         Shaped::Op { op } => match op {
             Op::Elementwise(_) => None,
-            other => node_signature("", other, 1),
+            other => node_signature(Role::Operator, other, 1),
         },
         Shaped::Map { map } => {
             let (rows, cols) = (map.rows, map.cols);
@@ -383,31 +386,28 @@ fn group_unmatched(items: &[&Item], steps: f64) -> Vec<Unmatched> {
     by
 }
 
-/// Joins `profile` to the operators of `graph` (the graph of `analysis`'s workload, from
-/// [`crate::decoder::build_graph`]), by signature and forward order (see the module docs).
-pub fn join(graph: &OpGraph, analysis: &StageAnalysis, profile: &Profile) -> Join {
+/// Joins `profile` to the operators of `analysis`'s graph, by signature and forward order (see
+/// the module docs).
+pub fn join(analysis: &StageAnalysis, profile: &Profile) -> Join {
+    let graph = &analysis.graph;
     let tokens = analysis.workload.tokens();
     let steps = profile.steps.max(1);
     let stepsf = steps as f64;
-    // Forward order: the model-scope nodes before the first block, every block, the rest.
-    let first_layer = graph
-        .nodes
-        .iter()
-        .position(|n| n.scope == Scope::Layer)
-        .unwrap_or(graph.nodes.len());
-    let layer_nodes: Vec<usize> = (0..graph.nodes.len())
-        .filter(|&i| graph.nodes[i].scope == Scope::Layer)
-        .collect();
-    let mut forward: Vec<usize> = (0..first_layer).collect();
-    for _ in 0..graph.layers {
-        forward.extend(&layer_nodes);
+    // Forward order: the prologue, then each block's nodes (those whose span holds it), then
+    // the epilogue.
+    let all = 0..graph.nodes.len();
+    let span = |i: usize| graph.nodes[i].span;
+    let mut forward: Vec<usize> = all.clone().filter(|&i| span(i) == Span::Prologue).collect();
+    for b in 0..graph.layers {
+        forward.extend(all.clone().filter(
+            |&i| matches!(span(i), Span::Blocks { first, last } if first <= b && b <= last),
+        ));
     }
-    forward
-        .extend((first_layer..graph.nodes.len()).filter(|&i| graph.nodes[i].scope == Scope::Model));
+    forward.extend(all.clone().filter(|&i| span(i) == Span::Epilogue));
     let sigs: Vec<Option<Signature>> = graph
         .nodes
         .iter()
-        .map(|n| node_signature(n.name, &n.op, tokens))
+        .map(|n| node_signature(n.role, &n.op, tokens))
         .collect();
     let mut expected: HashMap<Signature, Vec<usize>> = HashMap::new();
     for &i in &forward {
@@ -443,7 +443,7 @@ pub fn join(graph: &OpGraph, analysis: &StageAnalysis, profile: &Profile) -> Joi
     let mut rows = Vec::with_capacity(graph.nodes.len());
     let mut notes = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
-        let Some(row) = analysis.rows.iter().find(|r| r.name == node.name) else {
+        let Some(row) = analysis.rows.get(i) else {
             continue;
         };
         let predicted = row.point().time * row.count as f64;

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::analysis::analyze;
-use crate::decoder::build_graph;
 use crate::device::tests::h100_sxm;
 use crate::model::tests::llama2_7b;
 use crate::model::Transformer;
@@ -120,8 +119,8 @@ fn profile(kernels: Vec<MeasuredKernel>) -> Profile {
 
 fn joined(p: Precision, kernels: Vec<MeasuredKernel>) -> Result<Join, Box<dyn std::error::Error>> {
     let (m, w) = (small(), workload(p));
-    let a = analyze(&m, &w, &h100_sxm())?;
-    Ok(join(&build_graph(&m, &w), &a, &profile(kernels)))
+    let a = analyze(&m, &w, &h100_sxm(), crate::memory::Reserve::DEFAULT)?;
+    Ok(join(&a, &profile(kernels)))
 }
 
 fn measured_us(j: &Join, name: &str) -> Result<Option<f64>, String> {
@@ -202,8 +201,8 @@ fn mismatches_are_named() -> Result<(), Box<dyn std::error::Error>> {
     let mut p = profile(twice);
     p.steps = 2;
     let (m, w) = (small(), workload(Precision::Fp32));
-    let a = analyze(&m, &w, &h100_sxm())?;
-    let j = join(&build_graph(&m, &w), &a, &p);
+    let a = analyze(&m, &w, &h100_sxm(), crate::memory::Reserve::DEFAULT)?;
+    let j = join(&a, &p);
     assert_eq!(measured_us(&j, "q_proj")?, Some(200.0));
     let q = j
         .rows

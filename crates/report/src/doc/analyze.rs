@@ -8,7 +8,7 @@ use super::{num_or_null, Num, SchemaVersion};
 use crate::analysis::AnalyzeReport;
 use roofline_core::analysis::{OpRow, StageAnalysis};
 use roofline_core::fusion::FusionComparison;
-use roofline_core::graph::Scope;
+use roofline_core::graph::{Role, Span};
 use roofline_core::ops::{Compute, OpKind};
 use roofline_core::precision::Precision;
 use roofline_core::roofline::Bound;
@@ -44,10 +44,13 @@ pub struct WorkloadDoc {
 pub struct OpDoc {
     /// Unique name; Hugging Face module names for linears (`q_proj`).
     pub name: &'static str,
+    /// What the operator does in the model (`q_proj`, `attention_scores`, `lm_head`, …).
+    pub role: Role,
     /// Operator type.
     pub kind: OpKind,
-    /// In every decoder block (`layer`), in some of them (`{"blocks": n}`), or once (`model`).
-    pub scope: Scope,
+    /// Where it runs: before the blocks (`prologue`), in blocks `first..=last`, or after them
+    /// (`epilogue`).
+    pub span: Span,
     /// Executions per forward pass.
     pub count: u64,
     /// Precision whose peak applies, or `fp32 vector`.
@@ -95,8 +98,9 @@ impl OpDoc {
         let p = row.point();
         OpDoc {
             name: row.name,
+            role: row.role,
             kind: row.kind,
-            scope: row.scope,
+            span: row.span,
             count: row.count,
             compute: compute_name(row.compute),
             flops: row.cost.flops.get(),
@@ -147,12 +151,16 @@ pub struct MemoryDoc {
     pub weights_bytes: f64,
     /// KV cache.
     pub kv_cache_bytes: f64,
-    /// Largest single activation tensor.
-    pub largest_activation_bytes: f64,
-    /// Its name.
-    pub largest_activation: &'static str,
-    /// Weights + KV cache + largest activation.
+    /// Activation tensors alive at once at the peak.
+    pub activation_bytes: f64,
+    /// The node at which the activation peak is reached.
+    pub activation_peak_at: &'static str,
+    /// Kept by the runtime (allocator, workspaces, context).
+    pub reserve_bytes: f64,
+    /// Weights + KV cache + activations + reserve.
     pub total_bytes: f64,
+    /// The chip's main-memory capacity, where known.
+    pub capacity_bytes: Option<f64>,
     /// Whether the total fits in the chip's memory; `null` when its capacity is unknown.
     pub fits_on_chip: Option<bool>,
 }
@@ -210,9 +218,11 @@ impl StageDoc {
             memory: MemoryDoc {
                 weights_bytes: s.memory.weights.get(),
                 kv_cache_bytes: s.memory.kv_cache.get(),
-                largest_activation_bytes: s.memory.largest_activation.get(),
-                largest_activation: s.memory.largest_activation_name,
+                activation_bytes: s.memory.activations.get(),
+                activation_peak_at: s.memory.activations_at,
+                reserve_bytes: s.memory.reserve.get(),
                 total_bytes: s.memory.total().get(),
+                capacity_bytes: s.memory.capacity.map(|c| c.get()),
                 fits_on_chip: s.memory.fits(),
             },
             warnings: s.warnings.clone(),

@@ -3,7 +3,7 @@
 use super::{num_or_null, Num, SchemaVersion};
 use roofline_core::analysis::OpRow;
 use roofline_core::explain::{Derivation, Given, Step};
-use roofline_core::graph::Scope;
+use roofline_core::graph::{Role, Span};
 use roofline_core::ops::{Compute, Cost, OpKind};
 use roofline_core::roofline::{Bound, RooflinePoint};
 use roofline_core::units::{BytesPerSec, FlopPerSec, Seconds};
@@ -16,10 +16,12 @@ use serde::Serialize;
 pub struct RowDoc {
     /// Node name.
     pub name: &'static str,
+    /// What the operator does in the model.
+    pub role: Role,
     /// Operator type.
     pub kind: OpKind,
-    /// In every block, some blocks, or once per model.
-    pub scope: Scope,
+    /// Where it runs: prologue, a block range, or epilogue.
+    pub span: Span,
     /// Executions per forward pass.
     pub count: u64,
     /// FLOPs and bytes of one execution.
@@ -41,8 +43,9 @@ impl RowDoc {
     pub fn of(r: &OpRow) -> Self {
         RowDoc {
             name: r.name,
+            role: r.role,
             kind: r.kind,
-            scope: r.scope,
+            span: r.span,
             count: r.count,
             cost: r.cost,
             compute: r.compute,

@@ -3,7 +3,7 @@
 
 use super::SchemaVersion;
 use roofline_core::fusion::{ChainComparison, FusionComparison, FusionSummary, Preset, Regime};
-use roofline_core::graph::Scope;
+use roofline_core::graph::Span;
 use roofline_core::roofline::Bound;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -11,8 +11,9 @@ use serde::Serialize;
 /// Kernels, bytes and time of a forward pass (or a chain) as one plan launches it.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SummaryDoc {
-    /// Kernels of one decoder block.
-    pub kernels_per_layer: u64,
+    /// Kernels of one decoder block (the mean over the blocks where they differ, as
+    /// DeepSeek-V3's dense and MoE blocks do).
+    pub kernels_per_layer: f64,
     /// Bytes one block reads from main memory.
     pub bytes_read_per_layer: f64,
     /// Bytes one block writes to main memory.
@@ -70,8 +71,8 @@ pub struct KernelTileDoc {
 pub struct FusedKernelDoc {
     /// Name (the fused operators joined by `+`).
     pub name: String,
-    /// In every block, some blocks, or once per model.
-    pub scope: Scope,
+    /// Where it runs: prologue, a block range, or epilogue.
+    pub span: Span,
     /// The fusion rules applied.
     pub rules: Vec<&'static str>,
     /// FLOPs.
@@ -142,7 +143,7 @@ impl FusionComparisonDoc {
                 .zip(&c.after.points)
                 .map(|(k, p)| FusedKernelDoc {
                     name: k.name.clone(),
-                    scope: k.scope,
+                    span: k.span,
                     rules: k.rules.iter().map(|r| r.name()).collect(),
                     flops: k.cost.flops.get(),
                     bytes_read: k.cost.bytes_read.get(),

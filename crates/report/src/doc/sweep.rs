@@ -99,7 +99,11 @@ pub struct SweepPointDoc {
     pub weights_bytes: f64,
     /// KV cache, bytes.
     pub kv_cache_bytes: f64,
-    /// Memory footprint, bytes.
+    /// Activations alive at the peak, bytes.
+    pub activation_bytes: f64,
+    /// Runtime reserve, bytes.
+    pub reserve_bytes: f64,
+    /// Memory footprint (weights + KV cache + activations + reserve), bytes.
     pub memory_bytes: f64,
     /// Whether it fits in the chip's memory; `null` when the capacity is unknown.
     pub fits: Option<bool>,
@@ -191,10 +195,12 @@ impl SweepDoc {
                         time_per_token_s: p.time_per_token().get(),
                         flops: p.totals.cost.flops.get(),
                         bytes: p.totals.cost.bytes().get(),
-                        weights_bytes: p.weights.get(),
-                        kv_cache_bytes: p.kv_cache.get(),
-                        memory_bytes: p.memory().get(),
-                        fits: p.fits,
+                        weights_bytes: p.memory.weights.get(),
+                        kv_cache_bytes: p.memory.kv_cache.get(),
+                        activation_bytes: p.memory.activations.get(),
+                        reserve_bytes: p.memory.reserve.get(),
+                        memory_bytes: p.memory.total().get(),
+                        fits: p.fits(),
                     })
                     .collect(),
                 operators: g

@@ -1,0 +1,269 @@
+//! Every command evaluates the same built graph: on every embedded preset at several workloads,
+//! `analyze`, `sweep`, `analyze --fusion eager`, `analyze --explain`, `op`, `mbu`, `mfu` (our
+//! graph's row) and `report` report the same FLOPs, bytes, times and memory for the same
+//! configuration. Each figure is compared with `analyze`'s, exactly where the two are the same
+//! computation and by the stated identity where a command counts differently (`mfu` charges
+//! lm_head on every position of the sequence, `analyze` on the last one).
+
+mod common;
+
+use common::{json_of, roofline};
+use serde_json::Value;
+
+const CHIP: &str = "h100-sxm";
+
+/// (batch, prefill prompt, decode context, flash attention).
+const WORKLOADS: [(u64, u64, u64, bool); 3] = [
+    (1, 512, 1024, false),
+    (8, 2048, 4096, false),
+    (3, 1000, 300, true),
+];
+
+fn num(v: &Value, path: &str) -> f64 {
+    v.pointer(path)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("no number at {path} in {v}"))
+}
+
+fn presets() -> Vec<String> {
+    let v = json_of(&["models"]);
+    v.as_array()
+        .or_else(|| v["models"].as_array())
+        .expect("a list of presets")
+        .iter()
+        .map(|m| m["name"].as_str().expect("a preset name").to_string())
+        .collect()
+}
+
+fn workload_args(b: u64, s: u64, c: u64, flash: bool) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "--hardware",
+        CHIP,
+        "--batch",
+        &b.to_string(),
+        "--seq-len",
+        &s.to_string(),
+        "--context",
+        &c.to_string(),
+    ]
+    .iter()
+    .map(|x| x.to_string())
+    .collect();
+    if flash {
+        a.push("--flash-attention".into());
+    }
+    a
+}
+
+fn run(args: &[String]) -> Value {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    json_of(&refs)
+}
+
+#[test]
+fn every_command_reports_the_same_numbers() {
+    for id in presets() {
+        for (wi, &(b, s, c, flash)) in WORKLOADS.iter().enumerate() {
+            let wl = workload_args(b, s, c, flash);
+            let with = |cmd: &[&str]| {
+                let mut a: Vec<String> = cmd.iter().map(|x| x.to_string()).collect();
+                a.push(id.clone());
+                a.extend(wl.iter().cloned());
+                a
+            };
+            let analysis = run(&with(&["analyze", "--stage", "both"]));
+            let stages = analysis["stages"].as_array().expect("stages");
+            assert_eq!(stages.len(), 2, "{id}");
+
+            // sweep: the same step, the same memory.
+            let sweep = run(&with(&["sweep", "--stage", "both"]));
+            let groups = sweep["groups"].as_array().expect("groups");
+            for (stage, group) in stages.iter().zip(groups) {
+                let t = &stage["totals"];
+                let m = &stage["memory"];
+                let p = &group["points"][0];
+                let what = format!("{id} workload {wi} sweep {}", stage["stage"]);
+                assert_eq!(num(p, "/flops"), num(t, "/flops"), "{what}");
+                assert_eq!(num(p, "/bytes"), num(t, "/bytes"), "{what}");
+                assert_eq!(num(p, "/step_time_s"), num(t, "/time_s"), "{what}");
+                for (sk, ak) in [
+                    ("weights_bytes", "weights_bytes"),
+                    ("kv_cache_bytes", "kv_cache_bytes"),
+                    ("activation_bytes", "activation_bytes"),
+                    ("reserve_bytes", "reserve_bytes"),
+                    ("memory_bytes", "total_bytes"),
+                ] {
+                    assert_eq!(p[sk], m[ak], "{what}: {sk}");
+                }
+                assert_eq!(p["fits"], m["fits_on_chip"], "{what}");
+            }
+
+            // --fusion eager: every operator its own kernel, priced as the analysis prices it.
+            let fused = run(&with(&["analyze", "--stage", "both", "--fusion", "eager"]));
+            for (stage, f) in stages
+                .iter()
+                .zip(fused["stages"].as_array().expect("stages"))
+            {
+                let t = &stage["totals"];
+                let before = &f["fusion"]["before"];
+                let what = format!("{id} workload {wi} fusion {}", stage["stage"]);
+                assert_eq!(num(before, "/flops"), num(t, "/flops"), "{what}");
+                assert_eq!(num(before, "/kernels"), num(t, "/kernels"), "{what}");
+                let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs();
+                assert!(
+                    close(num(before, "/bytes_read"), num(t, "/bytes_read")),
+                    "{what}"
+                );
+                assert!(close(num(before, "/time_s"), num(t, "/time_s")), "{what}");
+            }
+
+            // --explain: each operator's derivation arrives at its row (every operator of the
+            // first workload, the slowest of each stage for the others).
+            for stage in stages {
+                let name = stage["stage"].as_str().expect("stage");
+                let ops = stage["ops"].as_array().expect("ops");
+                let chosen: Vec<&Value> = if wi == 0 {
+                    ops.iter().collect()
+                } else {
+                    let slowest = ops
+                        .iter()
+                        .max_by(|x, y| num(x, "/time_s").total_cmp(&num(y, "/time_s")))
+                        .expect("an operator");
+                    vec![slowest]
+                };
+                for op in chosen {
+                    let op_name = op["name"].as_str().expect("name");
+                    let d = run(&with(&["analyze", "--stage", name, "--explain", op_name]));
+                    let row = &d["derivations"][0]["row"];
+                    let what = format!("{id} workload {wi} {name} explain {op_name}");
+                    assert_eq!(num(row, "/cost/flops"), num(op, "/flops"), "{what}");
+                    assert_eq!(
+                        num(row, "/cost/bytes_read"),
+                        num(op, "/bytes_read"),
+                        "{what}"
+                    );
+                    assert_eq!(num(row, "/point/time"), num(op, "/time_s"), "{what}");
+                    assert_eq!(num(row, "/count"), num(op, "/count"), "{what}");
+                }
+            }
+
+            // op gemm: the lm_head of decode (M = batch rows, N = vocab, K = hidden) on its own.
+            let decode = &stages[1];
+            let head = decode["ops"]
+                .as_array()
+                .expect("ops")
+                .iter()
+                .find(|o| o["role"] == "lm_head")
+                .expect("an lm_head");
+            let hidden = analysis["model"]["hidden_size"].as_u64().expect("hidden");
+            let vocab = analysis["model"]["vocab_size"].as_u64().expect("vocab");
+            let op = json_of(&[
+                "op",
+                "gemm",
+                "--m",
+                &b.to_string(),
+                "--n",
+                &vocab.to_string(),
+                "--k",
+                &hidden.to_string(),
+                "--hardware",
+                CHIP,
+            ]);
+            let k = &op["kernels"][0];
+            let what = format!("{id} workload {wi} op gemm");
+            assert_eq!(num(k, "/flops"), num(head, "/flops"), "{what}");
+            assert_eq!(num(k, "/bytes_read"), num(head, "/bytes_read"), "{what}");
+            assert_eq!(num(k, "/time_s"), num(head, "/time_s"), "{what}");
+
+            // mbu: the decode step's FLOPs and KV cache are the analysis's.
+            let mbu = json_of(&[
+                "mbu",
+                &id,
+                "--tpot",
+                "20ms",
+                "--batch",
+                &b.to_string(),
+                "--context",
+                &c.to_string(),
+                "--hardware",
+                CHIP,
+            ]);
+            let what = format!("{id} workload {wi} mbu");
+            let dt = &decode["totals"];
+            let dm = &decode["memory"];
+            if !flash {
+                assert_eq!(num(&mbu, "/flops_per_step"), num(dt, "/flops"), "{what}");
+            }
+            assert_eq!(
+                num(&mbu, "/kv_cache_bytes"),
+                num(dm, "/kv_cache_bytes"),
+                "{what}"
+            );
+
+            // mfu, our graph's row: per token, the prefill of one sequence with lm_head on
+            // every position: (blocks + attention + head) · T = F + lm_head · (T − 1).
+            if b == 1 && !flash {
+                let mfu = json_of(&[
+                    "mfu",
+                    &id,
+                    "--seq-len",
+                    &s.to_string(),
+                    "--tokens-per-s",
+                    "1000",
+                    "--hardware",
+                    CHIP,
+                ]);
+                let graph = mfu["formulas"]
+                    .as_array()
+                    .expect("formulas")
+                    .iter()
+                    .find(|f| f["formula"] == "graph")
+                    .expect("the graph row");
+                let f = &graph["forward_flops_per_token"];
+                let per_token = num(f, "/blocks") + num(f, "/attention") + num(f, "/head");
+                let prefill = &stages[0];
+                let lm = prefill["ops"]
+                    .as_array()
+                    .expect("ops")
+                    .iter()
+                    .find(|o| o["role"] == "lm_head")
+                    .map(|o| num(o, "/flops"))
+                    .expect("an lm_head");
+                let t = s as f64;
+                let want = num(&prefill["totals"], "/flops") + lm * (t - 1.0);
+                let what = format!("{id} mfu graph");
+                assert!((per_token * t - want).abs() <= 1e-9 * want, "{what}");
+            }
+
+            // report: the page states the analysis's totals as the table prints them.
+            if wi == 0 {
+                let dir = tempfile::tempdir().expect("a temp dir");
+                let page = dir.path().join("r.html");
+                let mut a = with(&["report", "--out"]);
+                a.insert(2, page.display().to_string());
+                roofline().args(&a).assert().success();
+                let html = std::fs::read_to_string(&page).expect("the page");
+                let mut t = with(&["analyze", "--stage", "both"]);
+                t.push("--format".into());
+                t.push("table".into());
+                let table = roofline().args(&t).output().expect("runs");
+                let table = String::from_utf8_lossy(&table.stdout);
+                for line in table.lines().filter(|l| l.starts_with("total: ")) {
+                    let time = line.rsplit("= ").next().expect("a total time");
+                    assert!(html.contains(time.trim()), "{id}: {time} not in the report");
+                }
+                for line in table.lines().filter(|l| l.starts_with("memory: ")) {
+                    let total = line
+                        .split(" = ")
+                        .nth(1)
+                        .and_then(|x| x.split(" of ").next())
+                        .expect("a memory total");
+                    assert!(
+                        html.contains(total),
+                        "{id}: memory {total} not in the report"
+                    );
+                }
+            }
+        }
+    }
+}

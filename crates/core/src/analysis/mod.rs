@@ -1,0 +1,368 @@
+//! Evaluates the operator graph on a chip: one roofline row per operator, totals, and the
+//! memory footprint. This is what every report renders.
+//!
+//! [`evaluate`] is the one evaluator: every command (analyze, sweep, op, explain, mfu, mbu,
+//! fusion, profile, report) builds an [`OpGraph`] ([`crate::decoder::build_graph`]) and places
+//! its nodes on the chip's roofs through it, or through [`evaluate_totals`], the same walk
+//! without the rows (a test holds them equal bit for bit).
+
+mod roofs;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use roofs::{peak_for, ChipRoofs};
+
+use crate::decoder::build_into;
+use crate::device::{Device, DeviceError};
+use crate::graph::{OpGraph, Role, Span};
+use crate::memory::{footprint, MemoryFootprint, Reserve};
+use crate::model::{ModelError, Transformer};
+use crate::ops::{Compute, Cost, OpKind};
+use crate::roofline::{Roof, RooflinePoint};
+use crate::units::{FlopPerSec, Seconds};
+use crate::workload::{Workload, WorkloadError};
+use serde::Serialize;
+use std::fmt;
+
+/// One operator of the graph on the chip: what it costs, how often it runs, and the roof it is
+/// held against. Its place on the roofline ([`OpRow::point`]: intensity, ridge point, bound,
+/// attainable FLOP/s, time) is computed from these on demand, not stored.
+///
+/// Serialised with its point, as the fields `peak`, `bandwidth` and `point`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OpRow {
+    /// Node name (`q_proj`), for display.
+    pub name: &'static str,
+    /// What the node does in the model.
+    pub role: Role,
+    /// Operator type (`gemm`).
+    pub kind: OpKind,
+    /// The blocks it runs in, or the prologue or epilogue.
+    pub span: Span,
+    /// Executions per forward pass ([`Span::count`]).
+    pub count: u64,
+    /// FLOPs and bytes of one execution.
+    pub cost: Cost,
+    /// The units it runs on (which peak applies).
+    pub compute: Compute,
+    /// The roof that applies: the chip's peak for [`OpRow::compute`] (FLOP/s) and its
+    /// main-memory bandwidth (B/s).
+    pub roof: Roof,
+    /// Launch overhead of one execution (one kernel), seconds.
+    pub launch_overhead: Seconds,
+}
+
+impl OpRow {
+    /// The peak that applies, FLOP/s.
+    #[inline]
+    pub fn peak(&self) -> FlopPerSec {
+        self.roof.peak
+    }
+
+    /// The operator on the roofline, one execution ([`Roof::evaluate`] of its cost).
+    #[inline]
+    pub fn point(&self) -> RooflinePoint {
+        self.roof.evaluate(&self.cost)
+    }
+}
+
+impl Serialize for OpRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("OpRow", 11)?;
+        st.serialize_field("name", self.name)?;
+        st.serialize_field("role", &self.role)?;
+        st.serialize_field("kind", &self.kind)?;
+        st.serialize_field("span", &self.span)?;
+        st.serialize_field("count", &self.count)?;
+        st.serialize_field("cost", &self.cost)?;
+        st.serialize_field("compute", &self.compute)?;
+        st.serialize_field("peak", &self.roof.peak)?;
+        st.serialize_field("bandwidth", &self.roof.bandwidth)?;
+        st.serialize_field("point", &self.point())?;
+        st.serialize_field("launch_overhead", &self.launch_overhead)?;
+        st.end()
+    }
+}
+
+/// Sums over a forward pass: each row × its count.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Totals {
+    /// FLOPs and bytes.
+    pub cost: Cost,
+    /// Σ roofline time, seconds (launch overhead excluded).
+    pub time: Seconds,
+    /// Kernel launches.
+    pub kernels: u64,
+    /// Launch overhead: kernels × the overhead of one launch, seconds.
+    pub launch_overhead: Seconds,
+}
+
+impl Totals {
+    /// Roofline time plus launch overhead (kernels run back to back, no overlap).
+    pub fn time_with_launch(&self) -> Seconds {
+        self.time + self.launch_overhead
+    }
+
+    /// Adds `count` executions of a node of cost `cost` taking `time` seconds on the roofline
+    /// ([`Roof::time`]), each one kernel launch. Leaves the launch overhead alone: set it once
+    /// the nodes are in, with [`Totals::with_launch`].
+    #[inline(always)]
+    pub fn add_node(&mut self, cost: &Cost, time: Seconds, count: u64) {
+        let n = count as f64;
+        self.cost += *cost * n;
+        self.time += time * n;
+        self.kernels += count;
+    }
+
+    /// Sets the launch overhead to `launch` seconds per kernel: kernels × launch, one product
+    /// with one rounding rather than a sum with one rounding per node.
+    #[inline]
+    pub fn with_launch(self, launch: Seconds) -> Self {
+        Self {
+            launch_overhead: launch * self.kernels as f64,
+            ..self
+        }
+    }
+}
+
+/// One stage of a model on a chip: the graph built for it and that graph evaluated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageAnalysis {
+    /// The workload analysed.
+    pub workload: Workload,
+    /// The operator graph evaluated (not serialised: the rows carry what a reader needs).
+    #[serde(skip)]
+    pub graph: OpGraph,
+    /// One row per node of [`StageAnalysis::graph`], in forward order.
+    pub rows: Vec<OpRow>,
+    /// Sums over the forward pass.
+    pub totals: Totals,
+    /// Memory footprint ([`crate::memory`]).
+    pub memory: MemoryFootprint,
+    /// Caveats a reader must see: the model does not fit, the context exceeds what the model
+    /// was trained for.
+    pub warnings: Vec<String>,
+}
+
+/// Why an analysis could not be made.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnalysisError {
+    /// The model's shape is unusable.
+    Model(ModelError),
+    /// The workload is unusable.
+    Workload(WorkloadError),
+    /// The chip lacks a figure the analysis needs.
+    Device(DeviceError),
+    /// The memory reserve is unusable (`--memory-reserve`).
+    Reserve(String),
+}
+
+impl fmt::Display for AnalysisError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AnalysisError::Model(e) => e.fmt(f),
+            AnalysisError::Workload(e) => e.fmt(f),
+            AnalysisError::Device(e) => e.fmt(f),
+            AnalysisError::Reserve(e) => write!(f, "`--memory-reserve`: {e}"),
+        }
+    }
+}
+impl std::error::Error for AnalysisError {}
+impl From<DeviceError> for AnalysisError {
+    fn from(e: DeviceError) -> Self {
+        AnalysisError::Device(e)
+    }
+}
+
+/// Checks `model`, `workload` and `reserve` before a graph is built from them.
+///
+/// # Errors
+/// The first input at fault.
+pub fn validate(
+    model: &Transformer,
+    workload: &Workload,
+    reserve: Reserve,
+) -> Result<(), AnalysisError> {
+    model.validate().map_err(AnalysisError::Model)?;
+    workload.validate().map_err(AnalysisError::Workload)?;
+    reserve.validate().map_err(AnalysisError::Reserve)
+}
+
+/// Places every node of `graph` on `roofs`, calling `row` with each node's row, and returns the
+/// totals: the one walk behind [`evaluate`] and [`evaluate_totals`].
+///
+/// # Errors
+/// The chip has no peak for a node's precision (the first such node's).
+#[inline(always)]
+pub(crate) fn walk(
+    graph: &OpGraph,
+    roofs: &ChipRoofs<'_>,
+    mut row: impl FnMut(OpRow),
+) -> Result<Totals, DeviceError> {
+    let mut totals = Totals::default();
+    for node in &graph.nodes {
+        let (kind, cost, compute) = node.op.clone().into_parts();
+        let Some(roof) = roofs.roof_of(compute) else {
+            return Err(roofs.missing_peak(compute));
+        };
+        let count = node.count();
+        totals.add_node(&cost, roof.time(&cost), count);
+        row(OpRow {
+            name: node.name,
+            role: node.role,
+            kind,
+            span: node.span,
+            count,
+            cost,
+            compute,
+            roof,
+            launch_overhead: roofs.launch,
+        });
+    }
+    Ok(totals.with_launch(roofs.launch))
+}
+
+/// The rows of `graph` on `device`, for a graph outside a model (`roofline op`): the walk of
+/// [`evaluate`] without the memory footprint; `act` is the fallback precision for vector work
+/// on chips without an fp32 peak.
+///
+/// # Errors
+/// The chip lacks the bandwidth, or a peak a node needs.
+pub fn evaluate_rows(
+    graph: &OpGraph,
+    act: crate::precision::Precision,
+    device: &Device,
+) -> Result<Vec<OpRow>, DeviceError> {
+    let roofs = ChipRoofs::new(device, act)?;
+    let mut rows = Vec::with_capacity(graph.nodes.len());
+    walk(graph, &roofs, |r| rows.push(r))?;
+    Ok(rows)
+}
+
+/// The totals of `graph` on `device` without the rows: allocates nothing. Equal to the totals
+/// [`evaluate`] gives, bit for bit (a test checks it).
+///
+/// # Errors
+/// The chip lacks the bandwidth, or a peak a node needs.
+pub fn evaluate_totals(
+    graph: &OpGraph,
+    workload: &Workload,
+    device: &Device,
+) -> Result<Totals, DeviceError> {
+    let roofs = ChipRoofs::new(device, workload.precisions.act)?;
+    walk(graph, &roofs, |_| {})
+}
+
+/// Evaluates `out.graph`, the graph of `model` under `workload`, on `device` keeping `reserve`:
+/// every row, the totals, the memory footprint and the warnings of `out` are replaced (its
+/// buffers reused).
+///
+/// # Errors
+/// The chip lacks the bandwidth, or a peak a node needs.
+pub fn evaluate(
+    model: &Transformer,
+    workload: &Workload,
+    device: &Device,
+    reserve: Reserve,
+    out: &mut StageAnalysis,
+) -> Result<(), AnalysisError> {
+    out.rows.clear();
+    out.warnings.clear();
+    let roofs = ChipRoofs::new(device, workload.precisions.act)?;
+    let rows = &mut out.rows;
+    let totals = walk(&out.graph, &roofs, |r| rows.push(r))?;
+    let memory = footprint(model, workload, &out.graph, device.capacity(), reserve);
+    if memory.fits() == Some(false) {
+        out.warnings.push(format!(
+            "weights + KV cache + activations + runtime reserve need {:.1} GB, more than the \
+             chip's {:.1} GB: this does not run on one chip as configured (shard it, or lower \
+             batch, context or precision)",
+            memory.total().get() / 1e9,
+            memory.capacity.map(|c| c.get()).unwrap_or(0.0) / 1e9
+        ));
+    }
+    if let Some(max) = model.max_position_embeddings {
+        let needed = workload.kv_len();
+        if needed > max {
+            out.warnings.push(format!(
+                "{needed} tokens per sequence exceed the model's max_position_embeddings ({max})"
+            ));
+        }
+    }
+    out.workload = *workload;
+    out.totals = totals;
+    out.memory = memory;
+    Ok(())
+}
+
+impl StageAnalysis {
+    /// An analysis of nothing yet, to fill with [`analyze_into`]: an empty graph with room for
+    /// a large decoder, no rows, zero totals and footprint, no warnings.
+    pub fn empty(workload: Workload) -> Self {
+        Self {
+            workload,
+            graph: OpGraph::new(0),
+            rows: Vec::with_capacity(ROWS_HINT),
+            totals: Totals::default(),
+            memory: MemoryFootprint::EMPTY,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Empties it for `workload`, keeping its buffers.
+    fn reset(&mut self, workload: &Workload) {
+        self.graph.clear(0);
+        self.rows.clear();
+        self.warnings.clear();
+        self.workload = *workload;
+        self.totals = Totals::default();
+        self.memory = MemoryFootprint::EMPTY;
+    }
+}
+
+/// Rows [`StageAnalysis::empty`] makes room for: DeepSeek-V3 has 38 operators in decode.
+const ROWS_HINT: usize = 40;
+
+/// Analyses one stage of `model` on `device` keeping `reserve` for the runtime: builds the
+/// operator graph ([`crate::decoder::build_graph`]) and [`evaluate`]s it. To analyse many
+/// configurations, [`analyze_into`] reuses one analysis's buffers instead.
+///
+/// # Errors
+/// An invalid model, workload or reserve, or a chip without the peak or bandwidth needed.
+pub fn analyze(
+    model: &Transformer,
+    workload: &Workload,
+    device: &Device,
+    reserve: Reserve,
+) -> Result<StageAnalysis, AnalysisError> {
+    let mut out = StageAnalysis::empty(*workload);
+    analyze_into(model, workload, device, reserve, &mut out)?;
+    Ok(out)
+}
+
+/// [`analyze`] into `out`, reusing its graph, row and warning buffers: every field of `out` is
+/// replaced, and nothing is allocated once its buffers have room and no warning is raised.
+/// Equal to `*out = analyze(model, workload, device, reserve)?`, bit for bit (a test checks
+/// it).
+///
+/// # Errors
+/// As [`analyze`]; `out` is then an empty analysis of `workload` (empty graph, no rows, no
+/// warnings, zero totals and footprint), equal to [`StageAnalysis::empty`].
+pub fn analyze_into(
+    model: &Transformer,
+    workload: &Workload,
+    device: &Device,
+    reserve: Reserve,
+    out: &mut StageAnalysis,
+) -> Result<(), AnalysisError> {
+    let result = validate(model, workload, reserve).and_then(|()| {
+        build_into(model, workload, &mut out.graph);
+        evaluate(model, workload, device, reserve, out)
+    });
+    if result.is_err() {
+        out.reset(workload);
+    }
+    result
+}
