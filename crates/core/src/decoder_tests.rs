@@ -38,7 +38,7 @@ fn wl(stage: Stage, batch: u64, len: u64, flash: bool) -> Workload {
 fn cost(g: &OpGraph, name: &str) -> Cost {
     g.find(name)
         .unwrap_or_else(|| panic!("no node {name}"))
-        .op
+        .op()
         .cost()
 }
 
@@ -165,7 +165,7 @@ fn node_bytes_match_the_tensors_they_touch() {
                 if n.name == "embed_tokens" || n.name == "lm_head" {
                     continue;
                 }
-                let c = n.op.cost();
+                let c = n.cost();
                 let r: f64 = n.inputs.iter().map(|&t| g.tensors[t].bytes.get()).sum();
                 let w: f64 = n.outputs.iter().map(|&t| g.tensors[t].bytes.get()).sum();
                 assert_eq!(c.bytes_read.get(), r, "{} read", n.name);
@@ -222,7 +222,7 @@ proptest! {
         let stage = if decode { Stage::Decode } else { Stage::Prefill };
         let m = llama3_8b();
         let f = |b| build_graph(&m, &wl(stage, b, len, flash)).nodes.iter()
-            .map(|n| n.op.cost().flops.get()).sum::<f64>();
+            .map(|n| n.cost().flops.get()).sum::<f64>();
         prop_assert!(f(b + 1) > f(b));
     }
 }

@@ -1064,7 +1064,7 @@ pub fn explain_node(
             available: stage.rows.iter().map(|r| r.name).collect(),
         })?;
     let act = w.precisions.act;
-    let mut d = derive(name, &node.op, row, device, act)?;
+    let mut d = derive(name, node.op(), row, device, act)?;
     for g in &mut d.given {
         g.origin = origin(name, d.kind, &g.symbol, model, w);
     }

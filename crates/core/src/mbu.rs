@@ -66,7 +66,7 @@ impl DecodeStep {
         let flops = build_graph(model, &w)
             .nodes
             .iter()
-            .map(|n| n.op.cost().flops * n.count() as f64)
+            .map(|n| n.cost().flops * n.count() as f64)
             .sum();
         Ok(Self {
             batch,

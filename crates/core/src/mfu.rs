@@ -206,7 +206,7 @@ pub fn graph(model: &Transformer, seq_len: u64) -> Result<ForwardSplit, Analysis
     let graph = build_graph(model, &workload);
     let (mut blocks, mut attention, mut head) = (Flop::ZERO, Flop::ZERO, Flop::ZERO);
     for n in &graph.nodes {
-        let flops = n.op.cost().flops * n.count() as f64;
+        let flops = n.cost().flops * n.count() as f64;
         if !n.span.in_blocks() {
             head += if n.role == Role::LmHead {
                 flops * seq_len as f64

@@ -35,7 +35,7 @@ fn decode(context: u64, batch: u64) -> Workload {
 fn cost(g: &OpGraph, name: &str) -> Cost {
     g.find(name)
         .unwrap_or_else(|| panic!("no node {name}"))
-        .op
+        .op()
         .cost()
 }
 
@@ -234,7 +234,7 @@ fn gpt2_fused_c_attn_learned_positions_tied_head() -> Result<(), Box<dyn std::er
     let flops: f64 = g
         .nodes
         .iter()
-        .map(|n| n.op.cost().flops.get() * n.count() as f64)
+        .map(|n| n.cost().flops.get() * n.count() as f64)
         .sum();
     let non_emb = m.non_embedding_parameters() as f64;
     assert!(flops / 1024.0 > 2.0 * non_emb, "{}", flops / 1024.0);

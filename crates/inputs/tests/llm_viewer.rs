@@ -152,7 +152,7 @@ impl Grid {
         self.graphs[&key(r)]
             .find(name)
             .unwrap_or_else(|| panic!("no node `{name}` for {}", r.describe()))
-            .op
+            .op()
             .cost()
     }
 

@@ -203,7 +203,7 @@ pub(crate) fn walk(
 ) -> Result<Totals, DeviceError> {
     let mut totals = Totals::default();
     for node in &graph.nodes {
-        let (kind, cost, compute) = node.op.clone().into_parts();
+        let (kind, cost, compute) = (node.kind(), node.cost(), node.compute());
         let Some(roof) = roofs.roof_of(compute) else {
             return Err(roofs.missing_peak(compute));
         };

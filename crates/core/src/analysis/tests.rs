@@ -117,7 +117,7 @@ fn analyze_equals_the_graph_path_exactly() -> Result<(), Box<dyn std::error::Err
             assert_eq!(a.rows.len(), a.graph.nodes.len());
             for (n, row) in a.graph.nodes.iter().zip(&a.rows) {
                 assert_eq!(
-                    (n.name, n.role, n.span, n.op.cost(), n.op.compute()),
+                    (n.name, n.role, n.span, n.cost(), n.compute()),
                     (row.name, row.role, row.span, row.cost, row.compute)
                 );
             }
@@ -176,10 +176,10 @@ fn into_parts_agrees_with_kind_cost_and_compute() {
     for m in models() {
         for w in workloads() {
             for node in build_graph(&m, &w).nodes {
-                let (kind, cost, compute) = node.op.clone().into_parts();
-                assert_eq!(kind, node.op.kind());
-                assert_eq!(cost, node.op.cost());
-                assert_eq!(compute, node.op.compute());
+                let (kind, cost, compute) = node.op().clone().into_parts();
+                assert_eq!(kind, node.kind());
+                assert_eq!(cost, node.cost());
+                assert_eq!(compute, node.compute());
                 kinds.insert(kind);
             }
         }

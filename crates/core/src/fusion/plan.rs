@@ -152,7 +152,7 @@ fn act_precision(graph: &OpGraph) -> Precision {
     graph
         .nodes
         .iter()
-        .find_map(|n| match &n.op {
+        .find_map(|n| match n.op() {
             Op::Gemm(g) => Some(g.a),
             _ => None,
         })
@@ -181,7 +181,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     find(Role::AttentionValues),
                 ) {
                     if let (Op::BatchedMatmul(q), Op::Softmax(_)) =
-                        (&graph.nodes[qk].op, &graph.nodes[sm].op)
+                        (graph.nodes[qk].op(), graph.nodes[sm].op())
                     {
                         let tile = flash_tile(q.k, q.a, smem);
                         if tile.fits {
@@ -196,7 +196,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                                 kv_len: q.n,
                                 causal: true,
                                 window: None,
-                                v_head_dim: sv_dim(&graph.nodes[sv].op).filter(|&v| v != q.k),
+                                v_head_dim: sv_dim(graph.nodes[sv].op()).filter(|&v| v != q.k),
                                 kv_shared: false,
                                 block_q: tile.block_q,
                                 act: q.a,
@@ -217,13 +217,13 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
             }
             Rule::HorizontalGemm => {
                 for i in 0..n {
-                    if !layer(i) || !is_gemm(&graph.nodes[i].op) {
+                    if !layer(i) || !is_gemm(graph.nodes[i].op()) {
                         continue;
                     }
                     for j in (i + 1)..n {
                         if layer(j)
                             && same(i, j)
-                            && is_gemm(&graph.nodes[j].op)
+                            && is_gemm(graph.nodes[j].op())
                             && graph.nodes[j].inputs.first() == graph.nodes[i].inputs.first()
                             && g.of[i] != g.of[j]
                             && !would_cycle(graph, &g, i, j)
@@ -236,7 +236,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
             }
             Rule::NormPrologue => {
                 for i in 0..n {
-                    if !layer(i) || !matches!(graph.nodes[i].op, Op::RmsNorm(_)) {
+                    if !layer(i) || !matches!(graph.nodes[i].op(), Op::RmsNorm(_)) {
                         continue;
                     }
                     let out = graph.nodes[i].outputs[0];
@@ -249,7 +249,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                         && !would_cycle(graph, &g, i, cons[0])
                         && cons
                             .iter()
-                            .all(|&c| layer(c) && is_gemm(&graph.nodes[c].op))
+                            .all(|&c| layer(c) && is_gemm(graph.nodes[c].op()))
                     {
                         let tile = gemm_tile(a, true, 0, smem);
                         if tile.fits {
@@ -269,7 +269,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     let node = &graph.nodes[i];
                     if !layer(i)
                         || !matches!(
-                            node.op,
+                            node.op(),
                             Op::Elementwise(_) | Op::Rotary(_) | Op::KvCacheWrite(_)
                         )
                     {
@@ -288,7 +288,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                         continue;
                     };
                     let grp = g.of[first];
-                    let has_gemm = g.members(grp).iter().any(|&m| is_gemm(&graph.nodes[m].op));
+                    let has_gemm = g.members(grp).iter().any(|&m| is_gemm(graph.nodes[m].op()));
                     if !has_gemm || g.flash[grp].is_some() {
                         continue;
                     }
@@ -297,7 +297,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     // of a tensor this kernel does not make; read it as an extra epilogue input
                     // only if it is the residual stream (an add).
                     let extra = producers.len() - from_group;
-                    if extra > 0 && !is_add(&node.op) {
+                    if extra > 0 && !is_add(node.op()) {
                         continue;
                     }
                     if would_cycle(graph, &g, first, i) {
@@ -318,20 +318,20 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
             Rule::ElementwiseChain => {
                 for i in 0..n {
                     let node = &graph.nodes[i];
-                    if !layer(i) || !is_vector(&node.op) || is_norm(&node.op) {
+                    if !layer(i) || !is_vector(node.op()) || is_norm(node.op()) {
                         continue;
                     }
                     for &t in &node.inputs {
                         if let Some((p, pn)) = graph.producer(t) {
                             if layer(p)
                                 && same(p, i)
-                                && is_vector(&pn.op)
-                                && !is_norm(&pn.op)
+                                && is_vector(pn.op())
+                                && !is_norm(pn.op())
                                 && g.of[p] != g.of[i]
                                 && !g
                                     .members(g.of[p])
                                     .iter()
-                                    .any(|&m| is_gemm(&graph.nodes[m].op))
+                                    .any(|&m| is_gemm(graph.nodes[m].op()))
                                 && !would_cycle(graph, &g, p, i)
                             {
                                 let tile = stream_tile(
@@ -348,27 +348,27 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
             Rule::ResidualNorm => {
                 for i in 0..n {
                     let node = &graph.nodes[i];
-                    if !layer(i) || !is_norm(&node.op) {
+                    if !layer(i) || !is_norm(node.op()) {
                         continue;
                     }
                     let grp_has_gemm = g
                         .members(g.of[i])
                         .iter()
-                        .any(|&m| is_gemm(&graph.nodes[m].op));
+                        .any(|&m| is_gemm(graph.nodes[m].op()));
                     if grp_has_gemm {
                         continue;
                     }
                     if let Some((p, pn)) = graph.producer(node.inputs[0]) {
                         if layer(p)
-                            && is_add(&pn.op)
+                            && is_add(pn.op())
                             && g.of[p] != g.of[i]
                             && !g
                                 .members(g.of[p])
                                 .iter()
-                                .any(|&m| is_gemm(&graph.nodes[m].op))
+                                .any(|&m| is_gemm(graph.nodes[m].op()))
                             && !would_cycle(graph, &g, p, i)
                         {
-                            let cols = match node.op {
+                            let cols = match node.op() {
                                 Op::RmsNorm(r) => r.cols,
                                 Op::LayerNorm(l) => l.cols,
                                 _ => 0,
@@ -453,14 +453,14 @@ fn kernel(
         .join("+");
     let compute = nodes
         .iter()
-        .map(|&i| graph.nodes[i].op.compute())
+        .map(|&i| graph.nodes[i].compute())
         .find(|c| matches!(c, Compute::Matrix(_)))
         .unwrap_or(Compute::Vector);
     let span = graph.nodes[nodes[0]].span;
     let cost = if let Some(fa) = flash {
         Op::FlashAttention(fa).cost()
     } else {
-        let mut c: Cost = nodes.iter().map(|&i| graph.nodes[i].op.cost()).sum();
+        let mut c: Cost = nodes.iter().map(|&i| graph.nodes[i].cost()).sum();
         let mut touched: Vec<TensorId> = Vec::new();
         for &i in nodes {
             touched.extend(graph.nodes[i].inputs.iter().copied());

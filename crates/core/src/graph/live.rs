@@ -39,10 +39,6 @@ impl OpGraph {
         if n == 0 {
             return LiveActivations::NONE;
         }
-        let interval = |t: &super::Tensor| {
-            let from = t.producer.unwrap_or(0);
-            (from, t.last_use.unwrap_or(from).max(from))
-        };
         let mut best = LiveActivations::NONE;
         let mut consider = |i: usize, live: f64| {
             if live > best.bytes.get() || best.at.is_empty() {
@@ -59,7 +55,7 @@ impl OpGraph {
         if n <= STACK_NODES {
             let mut delta = [0.0f64; STACK_NODES + 1];
             for t in activations {
-                let (from, to) = interval(t);
+                let (from, to) = t.alive();
                 delta[from] += t.bytes.get();
                 delta[to + 1] -= t.bytes.get();
             }
@@ -73,7 +69,7 @@ impl OpGraph {
                 let live = activations
                     .clone()
                     .filter(|t| {
-                        let (from, to) = interval(t);
+                        let (from, to) = t.alive();
                         from <= i && i <= to
                     })
                     .map(|t| t.bytes.get())

@@ -21,7 +21,7 @@ pub use ports::Ports;
 pub use role::{Part, Role};
 pub use span::Span;
 
-use crate::ops::Op;
+use crate::ops::{Compute, Cost, Op, OpKind};
 use crate::precision::Precision;
 use crate::units::Bytes;
 use serde::Serialize;
@@ -54,11 +54,41 @@ pub struct Tensor {
     pub precision: Precision,
     /// What it holds.
     pub role: TensorRole,
+    /// The first node that writes it, [`NO_NODE`] if none does.
+    first_write: u32,
+    /// The last node that reads it, [`NO_NODE`] if none does.
+    last_read: u32,
+}
+
+/// No node: a tensor nothing writes (a weight, an input) or nothing reads (the logits).
+const NO_NODE: u32 = u32::MAX;
+
+impl Tensor {
     /// The first node that writes it (index into [`OpGraph::nodes`]); `None` for a weight, an
     /// input, or the KV cache as read.
-    pub producer: Option<usize>,
+    #[inline]
+    pub fn first_write(&self) -> Option<usize> {
+        (self.first_write != NO_NODE).then_some(self.first_write as usize)
+    }
+
     /// The last node that reads it; `None` if none does (the logits).
-    pub last_use: Option<usize>,
+    #[inline]
+    pub fn last_read(&self) -> Option<usize> {
+        (self.last_read != NO_NODE).then_some(self.last_read as usize)
+    }
+
+    /// The nodes it is alive over, both included: from its first writer (the first node when
+    /// nothing writes it) to its last reader (its writer when nothing reads it).
+    #[inline(always)]
+    pub fn alive(&self) -> (usize, usize) {
+        let from = if self.first_write == NO_NODE { 0 } else { self.first_write };
+        let to = if self.last_read == NO_NODE || self.last_read < from {
+            from
+        } else {
+            self.last_read
+        };
+        (from as usize, to as usize)
+    }
 }
 
 /// A node: one operator, what it does in the model, where it runs, the tensors it reads and
@@ -72,15 +102,79 @@ pub struct Node {
     pub role: Role,
     /// The part of the forward pass it runs in (and so how many times).
     pub span: Span,
-    /// The operator with its shapes.
-    pub op: Op,
     /// Tensors read.
     pub inputs: Ports,
     /// Tensors written.
     pub outputs: Ports,
+    /// The operator with its shapes ([`Node::op`]).
+    op: Op,
+    /// Its type, cost and units, priced once when the node is made ([`Op::into_parts`]): where
+    /// the decoder adds a node the operator's variant is known, so the pricing folds into the
+    /// call site; evaluating the graph then reads three fields instead of matching the operator.
+    #[serde(skip)]
+    kind: OpKind,
+    #[serde(skip)]
+    cost: Cost,
+    #[serde(skip)]
+    compute: Compute,
 }
 
 impl Node {
+    /// A node named `name` doing `role` in `span`, running `op`, reading `inputs` and writing
+    /// `outputs` (at most [`Ports::CAPACITY`] each).
+    #[inline(always)]
+    pub fn new(
+        name: &'static str,
+        role: Role,
+        span: Span,
+        op: Op,
+        inputs: &[TensorId],
+        outputs: &[TensorId],
+    ) -> Self {
+        let (kind, cost, compute) = op.clone().into_parts();
+        Node {
+            name,
+            role,
+            span,
+            inputs: Ports::of(inputs),
+            outputs: Ports::of(outputs),
+            op,
+            kind,
+            cost,
+            compute,
+        }
+    }
+
+    /// The operator with its shapes.
+    #[inline(always)]
+    pub fn op(&self) -> &Op {
+        &self.op
+    }
+
+    /// Replaces the operator (a pass that reshapes a node, such as a sharding), repricing it.
+    pub fn set_op(&mut self, op: Op) {
+        let (kind, cost, compute) = op.clone().into_parts();
+        (self.op, self.kind, self.cost, self.compute) = (op, kind, cost, compute);
+    }
+
+    /// The operator type ([`Op::kind`]).
+    #[inline(always)]
+    pub fn kind(&self) -> OpKind {
+        self.kind
+    }
+
+    /// FLOPs and bytes of one execution ([`Op::cost`]).
+    #[inline(always)]
+    pub fn cost(&self) -> Cost {
+        self.cost
+    }
+
+    /// The units it runs on ([`Op::compute`]).
+    #[inline(always)]
+    pub fn compute(&self) -> Compute {
+        self.compute
+    }
+
     /// Executions per forward pass ([`Span::count`]).
     #[inline]
     pub fn count(&self) -> u64 {
@@ -147,8 +241,8 @@ impl OpGraph {
             bytes,
             precision,
             role,
-            producer: None,
-            last_use: None,
+            first_write: NO_NODE,
+            last_read: NO_NODE,
         });
         self.tensors.len() - 1
     }
@@ -165,25 +259,21 @@ impl OpGraph {
         inputs: &[TensorId],
         outputs: &[TensorId],
     ) {
-        let i = self.nodes.len();
+        let i = self.nodes.len() as u32;
         for &t in outputs {
             if let Some(x) = self.tensors.get_mut(t) {
-                x.producer.get_or_insert(i);
+                if x.first_write == NO_NODE {
+                    x.first_write = i;
+                }
             }
         }
         for &t in inputs {
             if let Some(x) = self.tensors.get_mut(t) {
-                x.last_use = Some(i);
+                x.last_read = i;
             }
         }
-        self.nodes.push(Node {
-            name,
-            role,
-            span,
-            op,
-            inputs: Ports::of(inputs),
-            outputs: Ports::of(outputs),
-        });
+        self.nodes
+            .push(Node::new(name, role, span, op, inputs, outputs));
     }
 
     /// How many times `node` runs per forward pass.

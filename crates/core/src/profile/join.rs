@@ -407,7 +407,7 @@ pub fn join(analysis: &StageAnalysis, profile: &Profile) -> Join {
     let sigs: Vec<Option<Signature>> = graph
         .nodes
         .iter()
-        .map(|n| node_signature(n.role, &n.op, tokens))
+        .map(|n| node_signature(n.role, n.op(), tokens))
         .collect();
     let mut expected: HashMap<Signature, Vec<usize>> = HashMap::new();
     for &i in &forward {
@@ -461,7 +461,7 @@ pub fn join(analysis: &StageAnalysis, profile: &Profile) -> Join {
         }
         rows.push(JoinRow {
             name: node.name,
-            kind: node.op.kind(),
+            kind: node.kind(),
             count: row.count,
             predicted,
             launch: row.launch_overhead * row.count as f64,
