@@ -36,7 +36,7 @@ fn default_analyze_runs_llama2_7b_on_a6000_both_stages() {
 fn analyze_json_has_the_documented_schema_and_hand_checked_numbers(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let v = json_of(&["analyze", "llama-2-7b", "--hardware", "a6000"]);
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], roofline_report::doc::SCHEMA_VERSION);
     assert_eq!(v["model"]["parameters"], 6_738_415_616u64);
     assert_eq!(v["hardware"]["id"], "a6000");
     let prefill = &v["stages"][0];

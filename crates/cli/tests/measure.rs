@@ -36,7 +36,8 @@ fn quick_measure_writes_a_chip_file_that_analyze_reads() -> Result<(), Box<dyn s
 
     // The JSON: schema version, peaks at one and all threads, levels with main memory last.
     let v: serde_json::Value = serde_json::from_slice(&out)?;
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], roofline_report::doc::SCHEMA_VERSION);
+    common::assert_valid("measure", &v, "roofline measure --quick --format json");
     let threads = v["threads"].as_u64().ok_or("expected a value, got None")?;
     assert!(threads >= 1);
     let peaks = v["peaks"].as_array().ok_or("expected a value, got None")?;

@@ -96,7 +96,12 @@ fn json_rows_hold_the_predictions_the_chip_file_gives() -> Result<(), Box<dyn st
         .stdout
         .clone();
     let v: serde_json::Value = serde_json::from_slice(&out)?;
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], roofline_report::doc::SCHEMA_VERSION);
+    common::assert_valid(
+        "measure-kernels",
+        &v,
+        "roofline measure kernels --quick --only add,chain --format json",
+    );
     let rows = v["rows"].as_array().ok_or("expected a value, got None")?;
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(

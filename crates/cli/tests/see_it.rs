@@ -273,7 +273,7 @@ fn analyze_explain_q_proj_in_decode_traces_the_model() -> Result<(), Box<dyn std
         "q_proj (gemm) on NVIDIA RTX A6000 (a6000)",
         "here T = B·s = 1·1",
         "here h·e = 32·128",
-        // 4096²·2 + 4096·2 read, 4096·2 written (docs/cost-model.md §8).
+        // 4096²·2 + 4096·2 read, 4096·2 written (docs/cost-model.md §9).
         "= 33,570,816 B",
         // 154.8e12 / 768e9 = 201.5625.
         "= 154.8e12 / 768e9",

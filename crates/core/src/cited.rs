@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A value and its source: a datasheet, paper or section a reader can check.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cited<T> {
     /// The value, in the base unit its field names.
     pub value: T,

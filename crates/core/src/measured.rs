@@ -17,7 +17,7 @@ use crate::units::{Bytes, BytesPerSec, FlopPerSec, Seconds};
 use serde::{Deserialize, Serialize};
 
 /// Summary of repeated timings of one kernel: the median and the spread of the repetitions kept.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Stat {
     /// Median of the kept repetitions, in the quantity's base unit.
     pub median: f64,
@@ -80,7 +80,7 @@ impl Stat {
 }
 
 /// A measured peak: one compute kernel at one thread count.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MeasuredPeak {
     /// The number format the kernel computes in.
     pub precision: Precision,
@@ -101,7 +101,7 @@ pub struct MeasuredPeak {
 }
 
 /// A bandwidth kernel of the working-set sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum BandwidthKernel {
     /// `s += a[i]`: loads only (likwid-bench `load`).
@@ -149,7 +149,7 @@ impl BandwidthKernel {
 }
 
 /// One point of the working-set sweep.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BandwidthPoint {
     /// The kernel.
     pub kernel: BandwidthKernel,
@@ -160,7 +160,7 @@ pub struct BandwidthPoint {
 }
 
 /// One memory level as the sweep found it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MeasuredLevel {
     /// Which level.
     pub kind: MemoryKind,
@@ -187,7 +187,7 @@ pub struct MeasuredLevel {
 }
 
 /// Everything one `roofline measure` run found out about a machine.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Measurement {
     /// Host name.
     pub host: String,

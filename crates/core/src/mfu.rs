@@ -103,7 +103,7 @@ impl ForwardSplit {
 }
 
 /// A convention for model FLOPs per token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Formula {
     /// 6N, N the non-embedding parameters (Kaplan et al. 2020, arXiv:2001.08361, §2.1).
@@ -332,7 +332,7 @@ pub fn flops_per_token(
 
 /// The seed's rating of an MFU (the seed names 55–65 % excellent, 40–55 % good, under 30 %
 /// poor; 30–40 % is "fair" here, and above 65 % is flagged for a check of the inputs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Rating {
     /// Under 30 %.

@@ -8,7 +8,19 @@ use std::str::FromStr;
 ///
 /// Its [`Precision::bytes`] give storage size; when a GEMM computes in it, the chip's dense peak
 /// for it applies. `Tf32` is an fp32 storage format computed on tensor cores (4 bytes per element).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Precision {

@@ -111,7 +111,7 @@ pub fn level_for(device: &Device, working_set: Bytes) -> Option<&MemoryLevel> {
 }
 
 /// Measured ceilings of the matrix library, below the chip's roofs (module docs).
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct Ceilings {
     /// FLOP/s the library's GEMM reaches on a compute-bound calibration shape.
     pub gemm: Option<Cited<FlopPerSec>>,
@@ -131,7 +131,7 @@ impl Ceilings {
 }
 
 /// One launch placed on both roofs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LaunchPrediction {
     /// The launch's name.
     pub name: String,
@@ -272,7 +272,7 @@ pub fn relative_error(predicted: Seconds, measured: Seconds) -> f64 {
 }
 
 /// A suite entry: measured beside predicted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SuiteKernelCheck {
     /// Name.
     pub name: String,
@@ -315,7 +315,7 @@ pub struct SuiteKernelCheck {
 }
 
 /// A fused kernel against the kernels it replaces.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SpeedupCheck {
     /// What was fused (`rmsnorm → linear → silu → linear`).
     pub name: String,
@@ -332,7 +332,7 @@ pub struct SpeedupCheck {
 }
 
 /// The whole suite on one machine.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SuiteCheck {
     /// The chip predicted from (`host`).
     pub device: String,

@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// Which roof limits a kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Bound {
     /// Arithmetic intensity below the ridge point: limited by bandwidth.
@@ -34,7 +34,7 @@ impl fmt::Display for Bound {
 }
 
 /// A kernel placed on a roofline.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RooflinePoint {
     /// Arithmetic intensity, FLOP/byte.
     pub intensity: FlopPerByte,

@@ -2,16 +2,12 @@
 
 use crate::units::{human_bytes, human_flops, human_flops_per_s, human_intensity, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
-use roofline_core::analysis::{OpRow, StageAnalysis};
+use roofline_core::analysis::StageAnalysis;
 use roofline_core::device::Device;
 use roofline_core::model::Transformer;
-use roofline_core::ops::Compute;
-use roofline_core::precision::Precision;
-use serde_json::{json, Value};
 use std::io::Write;
 
-/// Version of the JSON schema in `docs/json-schema.md`; raised on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use crate::doc::SCHEMA_VERSION;
 
 /// Everything `roofline analyze` reports: a model on a chip, one or more stages.
 #[derive(Debug, Clone, Copy)]
@@ -35,19 +31,8 @@ pub fn write_analysis(
 ) -> Result<(), WriteError> {
     match format {
         Format::Table => write_table(report, out),
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &to_json(report))?;
-            writeln!(out)?;
-            Ok(())
-        }
+        Format::Json => crate::doc::write_json(&crate::doc::analyze::AnalyzeDoc::of(report), out),
         Format::Csv => write_csv(report, out),
-    }
-}
-
-fn compute_name(c: Compute) -> String {
-    match c {
-        Compute::Matrix(p) => p.name().to_string(),
-        Compute::Vector => "fp32 vector".to_string(),
     }
 }
 
@@ -171,132 +156,6 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
         }
     }
     Ok(())
-}
-
-fn op_json(row: &OpRow) -> Value {
-    let p = row.point();
-    json!({
-        "name": row.name,
-        "role": row.role,
-        "kind": row.kind,
-        "span": row.span,
-        "count": row.count,
-        "compute": compute_name(row.compute),
-        "flops": row.cost.flops.get(),
-        "bytes_read": row.cost.bytes_read.get(),
-        "bytes_written": row.cost.bytes_written.get(),
-        "bytes": row.cost.bytes().get(),
-        "arithmetic_intensity": p.intensity.get(),
-        "ridge_point": p.ridge.get(),
-        "bound": p.bound,
-        "peak_flops_per_s": row.peak().get(),
-        "attainable_flops_per_s": p.attainable.get(),
-        "compute_time_s": p.compute_time.get(),
-        "memory_time_s": p.memory_time.get(),
-        "time_s": p.time.get(),
-        "launch_overhead_s": row.launch_overhead.get(),
-    })
-}
-
-/// The model as the JSON schema gives it.
-pub fn model_json(m: &Transformer) -> Value {
-    json!({
-        "name": m.name,
-        "architecture": m.architecture,
-        "parameters": m.parameters(),
-        "active_parameters": m.active_parameters(),
-        "kv_cache_elements_per_token_per_layer": m.kv_elements_per_token(),
-        "hidden_size": m.hidden,
-        "num_hidden_layers": m.layers,
-        "num_attention_heads": m.heads,
-        "num_key_value_heads": m.kv_heads,
-        "head_dim": m.head_dim,
-        "intermediate_size": m.intermediate,
-        "vocab_size": m.vocab,
-        "tie_word_embeddings": m.tie_embeddings,
-    })
-}
-
-/// The chip as the JSON schema gives it: peaks, bandwidth, ridge points, launch overhead.
-pub fn device_json(d: &Device) -> Value {
-    let bw = d.bandwidth().ok().map(|b| b.get());
-    let peaks: serde_json::Map<String, Value> = d
-        .peaks
-        .iter()
-        .map(|(p, c)| (p.name().to_string(), json!(c.value.get())))
-        .collect();
-    let ridges: serde_json::Map<String, Value> = Precision::ALL
-        .iter()
-        .filter_map(|p| {
-            d.ridge(*p)
-                .ok()
-                .map(|r| (p.name().to_string(), json!(r.get())))
-        })
-        .collect();
-    json!({
-        "id": d.id,
-        "name": d.name,
-        "vendor": d.vendor,
-        "peak_flops_per_s": peaks,
-        "bandwidth_bytes_per_s": bw,
-        "capacity_bytes": d.capacity().map(|c| c.get()),
-        "ridge_point_flop_per_byte": ridges,
-        "launch_overhead_s": d.launch_overhead.value.get(),
-    })
-}
-
-/// The whole report as the JSON schema of `docs/json-schema.md`.
-pub fn to_json(r: &AnalyzeReport<'_>) -> Value {
-    let stages: Vec<Value> = r
-        .stages
-        .iter()
-        .map(|s| {
-            let w = &s.workload;
-            json!({
-                "stage": w.stage,
-                "workload": {
-                    "batch": w.batch,
-                    "seq_len": w.seq_len,
-                    "context": w.context,
-                    "tokens": w.tokens(),
-                    "kv_len": w.kv_len(),
-                    "weight_precision": w.precisions.weight,
-                    "activation_precision": w.precisions.act,
-                    "kv_precision": w.precisions.kv,
-                    "flash_attention": w.flash_attention,
-                },
-                "ops": s.rows.iter().map(op_json).collect::<Vec<_>>(),
-                "totals": {
-                    "flops": s.totals.cost.flops.get(),
-                    "bytes_read": s.totals.cost.bytes_read.get(),
-                    "bytes_written": s.totals.cost.bytes_written.get(),
-                    "bytes": s.totals.cost.bytes().get(),
-                    "arithmetic_intensity": s.totals.cost.intensity().get(),
-                    "time_s": s.totals.time.get(),
-                    "kernels": s.totals.kernels,
-                    "launch_overhead_s": s.totals.launch_overhead.get(),
-                    "time_with_launch_s": s.totals.time_with_launch().get(),
-                },
-                "memory": {
-                    "weights_bytes": s.memory.weights.get(),
-                    "kv_cache_bytes": s.memory.kv_cache.get(),
-                    "activation_bytes": s.memory.activations.get(),
-                    "activation_peak_at": s.memory.activations_at,
-                    "reserve_bytes": s.memory.reserve.get(),
-                    "total_bytes": s.memory.total().get(),
-                    "capacity_bytes": s.memory.capacity.map(|c| c.get()),
-                    "fits_on_chip": s.memory.fits(),
-                },
-                "warnings": s.warnings,
-            })
-        })
-        .collect();
-    json!({
-        "schema_version": SCHEMA_VERSION,
-        "model": model_json(r.model),
-        "hardware": device_json(r.device),
-        "stages": stages,
-    })
 }
 
 fn write_csv(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {

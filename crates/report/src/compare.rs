@@ -1,12 +1,12 @@
 //! Rendering of `roofline hardware compare`: chips side by side, one column each: dense peak per
 //! precision, main-memory bandwidth and capacity, ridge point per precision.
 
-use crate::analysis::device_json;
+use crate::doc::hardware::{HardwareCompareDoc, HardwareDoc};
+use crate::doc::{write_json, SchemaVersion};
 use crate::units::{human, human_bytes, human_bytes_per_s};
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::device::Device;
 use roofline_core::precision::Precision;
-use serde_json::json;
 use std::io::Write;
 
 fn peak_unit(p: Precision) -> &'static str {
@@ -63,7 +63,7 @@ fn rows(devices: &[Device]) -> Vec<(String, &'static str, Vec<Option<f64>>)> {
 }
 
 /// Writes the chips side by side in `format`: a table with one column per chip (human units),
-/// JSON (`{"schema_version": 1, "hardware": [chip, …]}` as in `hardware list`), or CSV (one row
+/// JSON (`{"schema_version": 2, "hardware": [chip, …]}` as in `hardware list`), or CSV (one row
 /// per quantity, base units, one column per chip id).
 ///
 /// # Errors
@@ -76,12 +76,11 @@ pub fn write_compare(
     let table = rows(devices);
     match format {
         Format::Json => {
-            let v = json!({
-                "schema_version": crate::analysis::SCHEMA_VERSION,
-                "hardware": devices.iter().map(device_json).collect::<Vec<_>>(),
-            });
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            let doc = HardwareCompareDoc {
+                schema_version: SchemaVersion,
+                hardware: devices.iter().map(HardwareDoc::of).collect(),
+            };
+            write_json(&doc, out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);

@@ -8,7 +8,6 @@ use crate::units::{human_flops, human_seconds};
 use crate::{Format, WriteError};
 use roofline_core::explain::{exact_number, plain_number, Derivation, Outcome, Step};
 use roofline_core::roofline::Bound;
-use serde_json::json;
 use std::io::Write;
 
 /// A result as written after `=`: the exact value with its unit, and the human form in
@@ -194,7 +193,7 @@ fn given_value(g: &roofline_core::explain::Given) -> String {
 }
 
 /// Writes derivations in `format`: text separated by a blank line, JSON
-/// (`{"schema_version": 1, "derivations": [...]}` with each derivation's data and conclusion),
+/// (`{"schema_version": 2, "derivations": [...]}` with each derivation's data and conclusion),
 /// or CSV (one row per step).
 ///
 /// # Errors
@@ -218,20 +217,14 @@ pub fn write_derivations(
             }
         }
         Format::Json => {
-            let v: Vec<serde_json::Value> = ds
-                .iter()
-                .map(|(stage, d)| {
-                    let mut v = serde_json::to_value(d).unwrap_or_default();
-                    v["stage"] = json!(stage);
-                    v["conclusion"] = json!(conclusion(d));
-                    v
-                })
-                .collect();
-            serde_json::to_writer_pretty(
-                &mut *out,
-                &json!({ "schema_version": crate::analysis::SCHEMA_VERSION, "derivations": v }),
-            )?;
-            writeln!(out)?;
+            let doc = crate::doc::explain::ExplainDoc {
+                schema_version: crate::doc::SchemaVersion,
+                derivations: ds
+                    .iter()
+                    .map(|(stage, d)| crate::doc::explain::DerivationDoc::of(stage.clone(), d))
+                    .collect(),
+            };
+            crate::doc::write_json(&doc, out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);

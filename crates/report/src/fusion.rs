@@ -4,7 +4,6 @@ use crate::units::{human_bytes, human_flops, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::fusion::{ChainComparison, FusionComparison, FusionSaving, FusionSummary};
 use roofline_core::workload::Stage;
-use serde_json::{json, Value};
 use std::io::Write;
 
 fn regime_text(r: FusionSaving) -> &'static str {
@@ -13,48 +12,6 @@ fn regime_text(r: FusionSaving) -> &'static str {
         FusionSaving::Bytes => "bandwidth: the saving is mostly HBM bytes (large memory-bound intermediates, as in prefill)",
         FusionSaving::None => "nothing fused",
     }
-}
-
-fn summary_json(s: &FusionSummary) -> Value {
-    json!({
-        "kernels_per_layer": s.kernels_per_layer,
-        "bytes_read_per_layer": s.cost_per_layer.bytes_read.get(),
-        "bytes_written_per_layer": s.cost_per_layer.bytes_written.get(),
-        "time_per_layer_s": s.time_per_layer.get(),
-        "kernels": s.kernels,
-        "flops": s.cost.flops.get(),
-        "bytes_read": s.cost.bytes_read.get(),
-        "bytes_written": s.cost.bytes_written.get(),
-        "time_s": s.time.get(),
-        "launch_overhead_s": s.launch_overhead.get(),
-        "time_with_launch_s": s.time_with_launch().get(),
-    })
-}
-
-/// A preset's comparison as JSON (kernels, tiles, rejected fusions, before and after).
-pub fn comparison_json(c: &FusionComparison) -> Value {
-    json!({
-        "preset": c.preset,
-        "before": summary_json(&c.before),
-        "after": summary_json(&c.after),
-        "speedup": c.speedup,
-        "launch_saved_s": c.launch_saved.get(),
-        "roofline_saved_s": c.roofline_saved.get(),
-        "regime": c.regime,
-        "kernels": c.plan.kernels.iter().zip(&c.after.points).map(|(k, p)| json!({
-            "name": k.name,
-            "span": k.span,
-            "rules": k.rules.iter().map(|r| r.name()).collect::<Vec<_>>(),
-            "flops": k.cost.flops.get(),
-            "bytes_read": k.cost.bytes_read.get(),
-            "bytes_written": k.cost.bytes_written.get(),
-            "arithmetic_intensity": p.intensity.get(),
-            "bound": p.bound,
-            "time_s": p.time.get(),
-            "tile": k.tile.as_ref().map(|t| json!({"tile": t.tile, "working_set_bytes": t.working_set.get(), "fits": t.fits})),
-        })).collect::<Vec<_>>(),
-        "rejected": c.plan.rejected.iter().map(|r| json!({"rule": r.rule.name(), "nodes": r.nodes, "reason": r.reason})).collect::<Vec<_>>(),
-    })
 }
 
 fn before_after_table(
@@ -193,19 +150,7 @@ pub fn write_chain(
 ) -> Result<(), WriteError> {
     match format {
         Format::Json => {
-            let v = json!({
-                "chain": c.labels,
-                "separate": summary_json(&c.separate),
-                "fused": summary_json(&c.fused),
-                "feasible": c.feasible,
-                "tile": {"tile": c.tile.tile, "working_set_bytes": c.tile.working_set.get(),
-                          "capacity_bytes": c.tile.capacity.map(|x| x.get()), "fits": c.tile.fits},
-                "speedup": c.speedup,
-                "regime": c.regime,
-                "bytes_saved": c.separate.cost.bytes().get() - c.fused.cost.bytes().get(),
-            });
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            crate::doc::write_json(&crate::doc::fuse::FuseDoc::of(c), out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
@@ -331,14 +276,8 @@ pub fn write_analysis_with_fusion(
             }
         }
         Format::Json => {
-            let mut v = crate::analysis::to_json(report);
-            if let Some(stages) = v["stages"].as_array_mut() {
-                for (s, c) in stages.iter_mut().zip(fusion) {
-                    s["fusion"] = comparison_json(c);
-                }
-            }
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            let doc = crate::doc::analyze::AnalyzeDoc::with_fusion(report, fusion);
+            crate::doc::write_json(&doc, out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);

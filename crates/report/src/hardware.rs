@@ -1,11 +1,11 @@
 //! Rendering of `roofline hardware list` and `roofline hardware show`.
 
-use crate::analysis::device_json;
+use crate::doc::hardware::{level_name, HardwareDoc, HardwareListDoc, HardwareShowDoc};
+use crate::doc::{write_json, SchemaVersion};
 use crate::units::{human_bytes, human_bytes_per_s, human_flops_per_s, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
-use roofline_core::device::{Device, MemoryKind};
+use roofline_core::device::Device;
 use roofline_core::precision::Precision;
-use serde_json::{json, Value};
 use std::io::Write;
 
 fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
@@ -23,9 +23,11 @@ pub fn write_list(
 ) -> Result<(), WriteError> {
     match format {
         Format::Json => {
-            let v: Vec<Value> = devices.iter().map(device_json).collect();
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            let doc = HardwareListDoc {
+                schema_version: SchemaVersion,
+                hardware: devices.iter().map(HardwareDoc::of).collect(),
+            };
+            write_json(&doc, out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
@@ -105,17 +107,6 @@ fn peak_text(p: Precision, v: f64) -> String {
     }
 }
 
-fn kind_name(k: MemoryKind) -> &'static str {
-    match k {
-        MemoryKind::Main => "main memory",
-        MemoryKind::L2 => "L2",
-        MemoryKind::L3 => "L3",
-        MemoryKind::L1 => "L1",
-        MemoryKind::Sram => "SRAM",
-        other => other.name(),
-    }
-}
-
 /// Every figure of one chip with its source, and the ridge point per precision.
 ///
 /// # Errors
@@ -123,27 +114,7 @@ fn kind_name(k: MemoryKind) -> &'static str {
 pub fn write_show(d: &Device, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
     match format {
         Format::Json => {
-            let mut v = device_json(d);
-            v["sources"] = json!({
-                "peaks": d.peaks.iter().map(|(p, c)| (p.name().to_string(), json!(c.source))).collect::<serde_json::Map<_,_>>(),
-                "launch_overhead": d.launch_overhead.source,
-            });
-            v["memory"] = json!(d
-                .memory
-                .iter()
-                .map(|m| json!({
-                    "level": kind_name(m.kind),
-                    "name": m.name,
-                    "bandwidth_bytes_per_s": m.bandwidth.as_ref().map(|b| b.value.get()),
-                    "capacity_bytes": m.capacity.as_ref().map(|c| c.value.get()),
-                }))
-                .collect::<Vec<_>>());
-            v["sm_count"] = json!(d.sm_count.as_ref().map(|c| c.value));
-            v["shared_memory_per_sm_bytes"] =
-                json!(d.shared_memory_per_sm.as_ref().map(|c| c.value.get()));
-            v["notes"] = json!(d.notes);
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            write_json(&HardwareShowDoc::of(d), out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
@@ -185,7 +156,7 @@ pub fn write_show(d: &Device, format: Format, out: &mut dyn Write) -> Result<(),
                     .chain(lvl.capacity.iter().map(|c| c.source.as_str()))
                     .collect();
                 m.add_row(vec![
-                    kind_name(lvl.kind).to_string(),
+                    level_name(lvl.kind).to_string(),
                     lvl.name.clone(),
                     opt(lvl.bandwidth.as_ref(), |b| human_bytes_per_s(b.value.get())),
                     opt(lvl.capacity.as_ref(), |c| human_bytes(c.value.get())),

@@ -311,11 +311,13 @@ pub fn write_summary(
             crate::units::human_bytes(bytes as f64)
         )?,
         crate::Format::Json => {
-            serde_json::to_writer_pretty(
-                &mut *out,
-                &serde_json::json!({ "out": path, "bytes": bytes, "operators_plotted": points }),
-            )?;
-            writeln!(out)?;
+            let doc = crate::doc::report::ReportSummaryDoc {
+                schema_version: crate::doc::SchemaVersion,
+                out: path.to_string(),
+                bytes,
+                operators_plotted: points,
+            };
+            crate::doc::write_json(&doc, out)?;
         }
         crate::Format::Csv => {
             let mut w = csv::Writer::from_writer(out);

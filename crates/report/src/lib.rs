@@ -1,7 +1,7 @@
 //! # roofline-report
 //!
 //! Core values into what a person reads: aligned terminal tables with human units, a stable JSON
-//! schema (`docs/json-schema.md`) in base units, and CSV. Every function writes to a writer it is
+//! schema (the typed documents of [`doc`], their schemas in `docs/schema/`) in base units, and CSV. Every function writes to a writer it is
 //! given; nothing here prints or exits.
 //!
 //! ```
@@ -13,6 +13,7 @@
 
 pub mod analysis;
 pub mod compare;
+pub mod doc;
 pub mod explain;
 pub mod fusion;
 pub mod hardware;

@@ -1,17 +1,15 @@
 //! Rendering of `roofline measure`: the measured peaks and memory levels beside their
 //! theoretical limits, the sweep, and what was rejected; as a table, JSON or CSV (the sweep).
 //!
-//! JSON (`schema_version` 1) is the [`Measurement`] as serde writes it, base units (FLOP/s, B/s,
+//! JSON (`schema_version` 2) is the [`Measurement`] as serde writes it, base units (FLOP/s, B/s,
 //! bytes, seconds, Hz), plus the chip it makes (`device`, the shape of `hardware show --format
 //! json`). CSV is the sweep, one row per kernel and working set.
 
-use crate::analysis::device_json;
 use crate::units::{human_bytes_per_s, human_flops_per_s, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::device::Device;
 use roofline_core::measured::{BandwidthKernel, Measurement};
 use roofline_core::precision::Precision;
-use serde_json::json;
 use std::io::Write;
 
 /// Binary size for working sets and caches: `32 KiB`, `1.41 MiB`, `1 GiB`.
@@ -71,13 +69,7 @@ pub fn write_measurement(
 ) -> Result<(), WriteError> {
     match format {
         Format::Json => {
-            let mut v = serde_json::to_value(m)?;
-            if let Some(o) = v.as_object_mut() {
-                o.insert("schema_version".into(), json!(1));
-                o.insert("device".into(), device_json(device));
-            }
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            crate::doc::write_json(&crate::doc::measure::MeasureDoc::of(m, device), out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
@@ -364,7 +356,7 @@ mod tests {
         let mut out = Vec::new();
         write_measurement(&m, &d, Format::Json, &mut out)?;
         let v: serde_json::Value = serde_json::from_slice(&out)?;
-        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["schema_version"], crate::doc::SCHEMA_VERSION);
         assert_eq!(v["peaks"][0]["value"]["median"], 200e9);
         assert_eq!(v["levels"][0]["kind"], "main");
         assert!(v["device"].is_object());

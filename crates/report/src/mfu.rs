@@ -4,7 +4,8 @@
 //! JSON and CSV carry base units (FLOP, FLOP/s, bytes, seconds) and utilisations as fractions
 //! (`0.462` is 46.2 %); the table prints human units and percentages.
 
-use crate::analysis::SCHEMA_VERSION;
+use crate::doc::mfu::{MbuDoc, MfuBySizeDoc, MfuDoc};
+use crate::doc::write_json;
 use crate::units::{
     human_bytes, human_bytes_per_s, human_duration, human_flops, human_flops_per_s, percent,
 };
@@ -13,7 +14,6 @@ use roofline_core::mbu::Mbu;
 use roofline_core::mfu::{MfuReport, Recompute, SizeSweep, TrainingShape, Work};
 use roofline_core::precision::Precision;
 use roofline_core::units::FlopPerSec;
-use serde_json::{json, Value};
 use std::io::Write;
 
 /// A count with a short-scale suffix, as training reports write them: `70.0B`, `1.40T`,
@@ -74,18 +74,6 @@ impl ChipLine<'_> {
             }
         )
     }
-
-    fn json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "precision": self.precision,
-            "devices": self.devices,
-            "peak_flops_per_s": self.peak.get(),
-            "total_peak_flops_per_s": self.peak.get() * self.devices as f64,
-            "peak_overridden": self.peak_overridden,
-        })
-    }
 }
 
 /// Everything `roofline mfu` reports when the model is known.
@@ -133,46 +121,6 @@ fn work_line(work: &Work, tokens_per_s: f64, devices: u64) -> String {
         human_count(tokens_per_s, "tokens/s"),
         human_count(tokens_per_s / devices as f64, "tokens/s")
     )
-}
-
-fn work_json(work: &Option<Work>, tokens_per_s: Option<f64>, devices: u64) -> Value {
-    let Some(w) = work else {
-        return Value::Null;
-    };
-    let mut v = json!({
-        "tokens_per_s": tokens_per_s,
-        "tokens_per_s_per_device": tokens_per_s.map(|t| t / devices as f64),
-    });
-    match *w {
-        Work::TokensPerSecond(_) => {}
-        Work::Tokens { tokens, time } => {
-            v["tokens"] = json!(tokens);
-            v["time_s"] = json!(time.get());
-        }
-        Work::Steps {
-            step_time,
-            global_batch,
-            seq_len,
-        } => {
-            v["step_time_s"] = json!(step_time.get());
-            v["global_batch"] = json!(global_batch);
-            v["seq_len"] = json!(seq_len);
-        }
-    }
-    v
-}
-
-fn shape_json(name: Option<&str>, s: &TrainingShape) -> Value {
-    json!({
-        "name": name,
-        "parameters": s.params,
-        "non_embedding_parameters": s.non_embedding_params(),
-        "layers": s.layers,
-        "hidden": s.hidden,
-        "attention_width": s.attention_width,
-        "vocab": s.vocab,
-        "seq_len": s.seq_len,
-    })
 }
 
 /// Writes the per-formula MFU report.
@@ -246,49 +194,7 @@ pub fn write_mfu(v: &MfuView<'_>, format: Format, out: &mut dyn Write) -> Result
             }
         }
         Format::Json => {
-            let rows: Vec<Value> = r
-                .rows
-                .iter()
-                .map(|row| {
-                    let u = row.utilization;
-                    json!({
-                        "formula": row.formula,
-                        "label": row.formula.label(),
-                        "forward_flops_per_token": {
-                            "blocks": row.split.blocks.get(),
-                            "attention": row.split.attention.get(),
-                            "head": row.split.head.get(),
-                        },
-                        "model_flops_per_token": row.model_flops_per_token.get(),
-                        "hardware_flops_per_token": row.hardware_flops_per_token.get(),
-                        "achieved_flops_per_s_per_device": u.map(|u| u.achieved_per_device.get()),
-                        "hardware_flops_per_s_per_device": u.map(|u| u.hardware_per_device.get()),
-                        "mfu": u.map(|u| u.mfu),
-                        "hfu": u.map(|u| u.hfu),
-                        "rating": u.map(|u| u.rating),
-                        "time_to_train_at_target_s": row.time_at_target.map(|t| t.get()),
-                    })
-                })
-                .collect();
-            let missing: Vec<Value> = r
-                .missing
-                .iter()
-                .map(|(f, needs)| json!({ "formula": f, "needs": needs }))
-                .collect();
-            let doc = json!({
-                "schema_version": SCHEMA_VERSION,
-                "command": "mfu",
-                "model": shape_json(v.model_name, v.shape),
-                "hardware": v.chip.json(),
-                "recompute": v.recompute.to_string(),
-                "work": work_json(&v.work, r.tokens_per_s, v.chip.devices),
-                "train_tokens": v.train_tokens,
-                "target_mfu": v.target_mfu,
-                "formulas": rows,
-                "missing": missing,
-            });
-            serde_json::to_writer_pretty(&mut *out, &doc)?;
-            writeln!(out)?;
+            write_json(&MfuDoc::of(v), out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
@@ -376,31 +282,7 @@ pub fn write_mfu_by_size(
             )?;
         }
         Format::Json => {
-            let rows: Vec<Value> = s
-                .rows
-                .iter()
-                .map(|r| {
-                    json!({
-                        "parameters": r.params,
-                        "model_flops_per_token": r.flops_per_token.get(),
-                        "mfu": r.mfu,
-                        "rating": r.rating,
-                    })
-                })
-                .collect();
-            let doc = json!({
-                "schema_version": SCHEMA_VERSION,
-                "command": "mfu",
-                "mode": "by_size",
-                "formula": "kaplan",
-                "hardware": chip.json(),
-                "work": work_json(&Some(*work), Some(s.tokens_per_s), chip.devices),
-                "sizes": rows,
-                "target_mfu": s.target_mfu,
-                "parameters_for_target": s.params_for_target,
-            });
-            serde_json::to_writer_pretty(&mut *out, &doc)?;
-            writeln!(out)?;
+            write_json(&MfuBySizeDoc::of(s, chip, work), out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
@@ -518,31 +400,7 @@ pub fn write_mbu(v: &MbuView<'_>, format: Format, out: &mut dyn Write) -> Result
             )?;
         }
         Format::Json => {
-            let doc = json!({
-                "schema_version": SCHEMA_VERSION,
-                "command": "mbu",
-                "model": { "name": v.model_name, "parameters": v.params },
-                "batch": s.batch,
-                "context": v.context,
-                "weight_precision": v.weight_precision,
-                "kv_precision": v.kv_precision,
-                "hardware": v.chip,
-                "time_per_token_s": m.time_per_token.get(),
-                "tokens_per_s": m.tokens_per_s,
-                "weights_bytes": s.weights.get(),
-                "kv_cache_bytes": s.kv_cache.get(),
-                "bytes_per_step": s.bytes().get(),
-                "achieved_bandwidth_bytes_per_s": m.achieved_bandwidth.get(),
-                "peak_bandwidth_bytes_per_s": m.peak_bandwidth.get(),
-                "mbu": m.mbu,
-                "flops_per_step": s.flops.get(),
-                "achieved_flops_per_s": m.achieved_flops.get(),
-                "peak_flops_per_s": m.peak_flops.map(|p| p.get()),
-                "mfu": m.mfu,
-                "floor_time_per_token_s": m.floor.get(),
-            });
-            serde_json::to_writer_pretty(&mut *out, &doc)?;
-            writeln!(out)?;
+            write_json(&MbuDoc::of(v), out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);

@@ -1,9 +1,9 @@
 //! Rendering of `roofline models`: the embedded presets.
 
-use crate::analysis::model_json;
+use crate::doc::models::{ModelDoc, ModelsDoc};
+use crate::doc::{write_json, SchemaVersion};
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::model::Transformer;
-use serde_json::Value;
 use std::io::Write;
 
 /// One line per model: id, architecture, parameters, shapes.
@@ -17,9 +17,11 @@ pub fn write_models(
 ) -> Result<(), WriteError> {
     match format {
         Format::Json => {
-            let v: Vec<Value> = models.iter().map(model_json).collect();
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            let doc = ModelsDoc {
+                schema_version: SchemaVersion,
+                models: models.iter().map(ModelDoc::of).collect(),
+            };
+            write_json(&doc, out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);

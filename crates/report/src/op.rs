@@ -2,16 +2,14 @@
 //! arithmetic intensity, ridge point, bound, attainable FLOP/s, time and its distance from the
 //! ridge; a total when the operator runs as several kernels (unfused attention).
 
-use crate::analysis::{device_json, SCHEMA_VERSION};
 use crate::units::{human_bytes, human_bytes_per_s, human_flops, human_flops_per_s};
 use crate::units::{human_intensity, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::analysis::OpRow;
 use roofline_core::device::Device;
 use roofline_core::one_op::{total_time, RidgeDistance};
-use roofline_core::ops::{Compute, Cost, Op};
+use roofline_core::ops::{Cost, Op};
 use roofline_core::roofline::Bound;
-use serde_json::{json, Value};
 use std::io::Write;
 
 /// What `roofline op` reports.
@@ -45,37 +43,6 @@ pub fn ridge_distance_text(row: &OpRow) -> String {
     }
 }
 
-fn compute_name(c: Compute) -> String {
-    match c {
-        Compute::Matrix(p) => format!("{p} matrix"),
-        Compute::Vector => "fp32 vector".into(),
-    }
-}
-
-fn row_json(r: &OpRow) -> Value {
-    let p = r.point();
-    let d = RidgeDistance::of(&p);
-    json!({
-        "name": r.name,
-        "kind": r.kind,
-        "compute": compute_name(r.compute),
-        "flops": r.cost.flops.get(),
-        "bytes_read": r.cost.bytes_read.get(),
-        "bytes_written": r.cost.bytes_written.get(),
-        "bytes": r.cost.bytes().get(),
-        "arithmetic_intensity": p.intensity.get(),
-        "ridge_point": p.ridge.get(),
-        "bound": p.bound,
-        "peak_flops_per_s": r.peak().get(),
-        "attainable_flops_per_s": p.attainable.get(),
-        "compute_time_s": p.compute_time.get(),
-        "memory_time_s": p.memory_time.get(),
-        "time_s": p.time.get(),
-        "ridge_distance": if d.factor.is_finite() { json!(d.factor) } else { Value::Null },
-        "launch_overhead_s": r.launch_overhead.get(),
-    })
-}
-
 /// Writes `r` in `format` to `out`.
 ///
 /// # Errors
@@ -85,30 +52,7 @@ pub fn write_op(r: &OpReport<'_>, format: Format, out: &mut dyn Write) -> Result
     let time = total_time(r.rows);
     match format {
         Format::Json => {
-            let v = json!({
-                "schema_version": SCHEMA_VERSION,
-                "operator": r.title,
-                "hardware": device_json(r.device),
-                "kernels": r
-                    .rows
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| {
-                        let mut v = row_json(x);
-                        v["shape"] = json!(r.ops.get(i));
-                        v
-                    })
-                    .collect::<Vec<_>>(),
-                "total": {
-                    "flops": total.flops.get(),
-                    "bytes": total.bytes().get(),
-                    "arithmetic_intensity": total.intensity().get(),
-                    "time_s": time.get(),
-                    "kernels": r.rows.len(),
-                },
-            });
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            crate::doc::write_json(&crate::doc::op::OpReportDoc::of(r), out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
@@ -174,7 +118,7 @@ pub fn write_op(r: &OpReport<'_>, format: Format, out: &mut dyn Write) -> Result
                     format!(
                         "{} {}",
                         human_flops_per_s(x.peak().get()),
-                        compute_name(x.compute)
+                        crate::doc::op::compute_name(x.compute)
                     ),
                     human_flops(x.cost.flops.get()),
                     human_bytes(x.cost.bytes().get()),

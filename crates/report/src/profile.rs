@@ -3,7 +3,8 @@
 //! ERT); predicted beside measured per model operator. Table, JSON, CSV, a roofline chart and an
 //! HTML section.
 
-use crate::analysis::{device_json, SCHEMA_VERSION};
+use crate::doc::profile::{JoinDoc, KernelsDoc, RoofDoc};
+use crate::doc::write_json;
 use crate::plot::{xml_escape as esc, ChartPoint, ChipRoofline, RooflineChart, Series};
 use crate::units::{human_bytes, human_bytes_per_s, human_flops, human_flops_per_s};
 use crate::units::{human_intensity, human_seconds};
@@ -13,7 +14,6 @@ use roofline_core::precision::Precision;
 use roofline_core::profile::join::Join;
 use roofline_core::profile::place::{by_regime, Placement, ProfiledBound};
 use roofline_core::profile::{EmpiricalRoof, Profile};
-use serde_json::{json, Value};
 use std::io::Write;
 
 /// The most points a profile's roofline chart holds (the longest kernels): more would bury
@@ -62,7 +62,7 @@ fn opt<T>(x: Option<T>, f: impl Fn(T) -> String) -> String {
     x.map(f).unwrap_or_else(|| "—".into())
 }
 
-fn regime_advice(r: ProfiledBound) -> &'static str {
+pub(crate) fn regime_advice(r: ProfiledBound) -> &'static str {
     match r {
         ProfiledBound::Launch => "fewer launches: fuse, CUDA graphs",
         ProfiledBound::Memory => "fuse, batch, quantize",
@@ -97,11 +97,7 @@ pub fn write_profiled(
 ) -> Result<(), WriteError> {
     match format {
         Format::Table => kernels_table(r, out),
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &profiled_json(r))?;
-            writeln!(out)?;
-            Ok(())
-        }
+        Format::Json => write_json(&KernelsDoc::of(r), out),
         Format::Csv => kernels_csv(r, out),
     }
 }
@@ -209,72 +205,6 @@ fn kernels_table(r: &ProfileReport<'_>, out: &mut dyn Write) -> Result<(), Write
         writeln!(out, "note: {n}")?;
     }
     Ok(())
-}
-
-fn placement_json(rank: usize, pl: &Placement, p: &Profile) -> Value {
-    let k = p.kernels.iter().find(|k| k.index == pl.index);
-    let by_precision: serde_json::Map<String, Value> = k
-        .map(|k| {
-            k.flops
-                .iter()
-                .map(|(pr, f)| (pr.name().to_string(), json!(f.get())))
-                .collect()
-        })
-        .unwrap_or_default();
-    json!({
-        "rank": rank,
-        "index": pl.index,
-        "name": pl.name,
-        "op": k.and_then(|k| k.op.as_ref()).map(|o| o.name.clone()),
-        "taken_for": pl.shaped_as,
-        "cost_source": pl.cost_source,
-        "duration_s": pl.duration.get(),
-        "flops": pl.flops.get(),
-        "flops_by_precision": by_precision,
-        "tensor_instructions": k.and_then(|k| k.tensor_instructions),
-        "bytes_read": k.and_then(|k| k.bytes_read).map(|b| b.get()),
-        "bytes_written": k.and_then(|k| k.bytes_written).map(|b| b.get()),
-        "l2_bytes": k.and_then(|k| k.l2_bytes).map(|b| b.get()),
-        "arithmetic_intensity": pl.intensity.map(|x| x.get()),
-        "achieved_flops_per_s": pl.achieved.get(),
-        "achieved_bytes_per_s": pl.achieved_bandwidth.map(|x| x.get()),
-        "precision": pl.precision,
-        "peak_flops_per_s": pl.roof.map(|r| r.peak.get()),
-        "bandwidth_bytes_per_s": pl.roof.map(|r| r.bandwidth.get()),
-        "attainable_flops_per_s": pl.attainable.map(|x| x.get()),
-        "roofline_time_s": pl.roofline_time.map(|x| x.get()),
-        "fraction_of_roof": pl.fraction_of_roof,
-        "time_lost_s": pl.time_lost.map(|x| x.get()),
-        "bound": pl.bound,
-        "regime": pl.regime,
-        "advice": pl.advice,
-    })
-}
-
-/// The profile report as JSON (base units: FLOP, bytes, seconds).
-pub fn profiled_json(r: &ProfileReport<'_>) -> Value {
-    let p = r.profile;
-    json!({
-        "schema_version": SCHEMA_VERSION,
-        "kind": "profile",
-        "format": p.format,
-        "origin": p.origin,
-        "steps": p.steps,
-        "total_time_s": p.total_time.get(),
-        "hardware": r.device.map(device_json),
-        "kernels": r.placements.iter().enumerate().map(|(i, pl)| placement_json(i + 1, pl, p)).collect::<Vec<_>>(),
-        "by_regime": by_regime(r.placements).iter().map(|g| json!({
-            "regime": g.regime,
-            "kernels": g.kernels,
-            "time_s": g.time.get(),
-            "time_lost_s": g.time_lost.get(),
-            "advice": regime_advice(g.regime),
-        })).collect::<Vec<_>>(),
-        "uncosted": p.uncosted.iter().map(|u| json!({
-            "name": u.name, "count": u.count, "time_s": u.time.get(),
-        })).collect::<Vec<_>>(),
-        "notes": p.notes,
-    })
 }
 
 fn num(x: Option<f64>) -> String {
@@ -386,29 +316,7 @@ pub fn write_roof(
             }
         }
         Format::Json => {
-            let v = json!({
-                "schema_version": SCHEMA_VERSION,
-                "kind": "roof",
-                "format": roof.format,
-                "origin": roof.origin,
-                "machine": roof.machine,
-                "gpu": roof.gpu,
-                "peaks": roof.peaks.iter().map(|p| json!({
-                    "label": p.label,
-                    "precision": p.precision,
-                    "flops_per_s": p.value.get(),
-                    "at_intensity": p.at_intensity.map(|x| x.get()),
-                    "plateau_bytes_per_s": p.plateau.map(|x| x.get()),
-                })).collect::<Vec<_>>(),
-                "levels": roof.levels.iter().map(|l| json!({
-                    "name": l.name, "kind": l.kind, "bandwidth_bytes_per_s": l.bandwidth.get(),
-                })).collect::<Vec<_>>(),
-                "samples": roof.samples.len(),
-                "hardware": device_json(device),
-                "notes": roof.notes,
-            });
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            write_json(&RoofDoc::of(roof, device), out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
@@ -458,14 +366,7 @@ pub fn write_joins(
             Ok(())
         }
         Format::Json => {
-            let v = json!({
-                "schema_version": SCHEMA_VERSION,
-                "kind": "join",
-                "profile": origin,
-                "stages": joins.iter().map(join_json).collect::<Vec<_>>(),
-            });
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            write_json(&JoinDoc::of(joins, origin), out)?;
             Ok(())
         }
         Format::Csv => {
@@ -600,34 +501,6 @@ fn join_table(j: &Join, origin: &str, out: &mut dyn Write) -> Result<(), WriteEr
         writeln!(out, "note: {n}")?;
     }
     Ok(())
-}
-
-fn join_json(j: &Join) -> Value {
-    json!({
-        "stage": j.stage,
-        "steps": j.steps,
-        "rows": j.rows.iter().map(|r| json!({
-            "name": r.name,
-            "kind": r.kind,
-            "count": r.count,
-            "predicted_s": r.predicted.get(),
-            "launch_overhead_s": r.launch.get(),
-            "measured_s": r.measured.map(|m| m.get()),
-            "measured_over_predicted": r.ratio,
-            "events": r.events,
-            "expected_events": r.expected_events,
-        })).collect::<Vec<_>>(),
-        "predicted_total_s": j.predicted_total.get(),
-        "predicted_matched_s": j.predicted_matched.get(),
-        "measured_matched_s": j.measured_matched.get(),
-        "unmatched_time_s": j.unmatched_time.get(),
-        "uncosted_time_s": j.uncosted_time.get(),
-        "profile_time_s": j.profile_time.get(),
-        "unmatched": j.unmatched.iter().map(|u| json!({
-            "name": u.name, "taken_for": u.shaped_as, "count": u.count, "time_s": u.time.get(),
-        })).collect::<Vec<_>>(),
-        "notes": j.notes,
-    })
 }
 
 /// Kernels of one name and shape, summed for the chart.

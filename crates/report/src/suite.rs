@@ -1,14 +1,13 @@
 //! Rendering of `roofline measure kernels`: per kernel the measured time, its achieved FLOP/s and
 //! bytes/s, the time the measured roofline predicts (DRAM-only and hierarchical) and the error;
 //! the fused kernels' measured speedups beside their predicted ones; the median error. As a
-//! table, JSON (`schema_version` 1, base units) or CSV (one row per kernel).
+//! table, JSON (`schema_version` 2, base units) or CSV (one row per kernel).
 
 use crate::units::{human_bytes_per_s, human_flops_per_s, human_intensity, human_seconds, percent};
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::device::{Device, MemoryKind};
 use roofline_core::precision::Precision;
 use roofline_core::prediction::{Ceilings, SuiteCheck};
-use serde_json::json;
 use std::io::Write;
 
 /// Where the roofline and the timings came from, for the header and the JSON.
@@ -75,22 +74,7 @@ pub fn write_suite(
 ) -> Result<(), WriteError> {
     match format {
         Format::Json => {
-            let mut v = serde_json::to_value(check)?;
-            if let Some(o) = v.as_object_mut() {
-                o.insert("schema_version".into(), json!(1));
-                o.insert(
-                    "roofline".into(),
-                    json!({
-                        "source": cx.roofline_source,
-                        "device": crate::analysis::device_json(cx.device),
-                    }),
-                );
-                o.insert("target".into(), json!(cx.target));
-                o.insert("method".into(), json!(cx.method));
-                o.insert("notes".into(), json!(cx.notes));
-            }
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            crate::doc::write_json(&crate::doc::measure::KernelsCheckDoc::of(check, cx), out)?;
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
@@ -469,14 +453,11 @@ pub(crate) mod tests {
     #[test]
     fn json_and_csv_in_base_units() -> Result<(), Box<dyn std::error::Error>> {
         let v: serde_json::Value = serde_json::from_str(&render(Format::Json)?)?;
-        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["schema_version"], crate::doc::SCHEMA_VERSION);
         assert_eq!(v["rows"][0]["measured"]["median"], 25e-3);
         assert_eq!(v["rows"][1]["bound"], "compute");
-        // 25e-3 / 26e-3 in floating point: 25/26 to the last ulp or so.
-        let speedup = v["speedups"][0]["measured"]
-            .as_f64()
-            .ok_or("no measured speedup")?;
-        assert!((speedup - 25.0 / 26.0).abs() < 1e-15, "{speedup}");
+        // 25 ms before ÷ 26 ms after, in seconds as the check holds them.
+        assert_eq!(v["speedups"][0]["measured"], 25e-3 / 26e-3);
         assert_eq!(v["roofline"]["source"], "chip file box.toml");
         let csv = render(Format::Csv)?;
         let mut lines = csv.lines();

@@ -4,7 +4,6 @@
 //! The table and JSON are grouped; the CSV is flat, one row per (point, operator), with the
 //! step's columns repeated so that it loads as one data frame.
 
-use crate::analysis::{device_json, model_json, SCHEMA_VERSION};
 use crate::units::{
     human_bytes, human_bytes_per_s, human_flops_per_s, human_intensity, human_seconds,
 };
@@ -14,7 +13,6 @@ use roofline_core::model::Transformer;
 use roofline_core::roofline::Bound;
 use roofline_core::sweep::{Crossover, Sweep, SweepGroup, SweepPoint};
 use roofline_core::workload::Stage;
-use serde_json::{json, Value};
 use std::io::Write;
 
 /// A sweep with what it was run on.
@@ -44,18 +42,6 @@ pub fn crossover_text(c: &Crossover) -> (String, String) {
             format!("never (AI → {})", human_intensity(limit.get())),
             "never".into(),
         ),
-    }
-}
-
-fn crossover_json(c: &Crossover) -> Value {
-    match *c {
-        Crossover::At { exact, smallest } => {
-            json!({ "kind": "at", "exact": exact, "smallest_batch": smallest })
-        }
-        Crossover::Searched { smallest } => {
-            json!({ "kind": "searched", "exact": null, "smallest_batch": smallest })
-        }
-        Crossover::Never { limit } => json!({ "kind": "never", "limit_intensity": limit.get() }),
     }
 }
 
@@ -89,11 +75,7 @@ pub fn write_sweep(
 ) -> Result<(), WriteError> {
     match format {
         Format::Table => write_table(v, out),
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &to_json(v))?;
-            writeln!(out)?;
-            Ok(())
-        }
+        Format::Json => crate::doc::write_json(&crate::doc::sweep::SweepDoc::of(v), out),
         Format::Csv => write_csv(v, out),
     }
 }
@@ -198,85 +180,6 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
          batch enough to reach it"
     )?;
     Ok(())
-}
-
-/// The sweep as JSON (schema version [`SCHEMA_VERSION`]).
-pub fn to_json(v: &SweepView<'_>) -> Value {
-    let s = v.sweep;
-    let groups: Vec<Value> = s
-        .groups
-        .iter()
-        .enumerate()
-        .map(|(gi, g)| {
-            let operators: Vec<Value> = g
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(k, n)| {
-                    let per_batch = |f: &dyn Fn(usize) -> Value| -> Vec<Value> {
-                        (0..s.batches.len()).map(f).collect()
-                    };
-                    json!({
-                        "name": n.name,
-                        "kind": n.kind,
-                        "count": n.count,
-                        "ridge_point": g.node_ridges[k].get(),
-                        "crossover": crossover_json(&g.crossovers[k]),
-                        "arithmetic_intensity": per_batch(&|bi| {
-                            json!(s.ops_at(gi * s.batches.len() + bi)[k].intensity.get())
-                        }),
-                        "bound": per_batch(&|bi| {
-                            json!(s.ops_at(gi * s.batches.len() + bi)[k].bound)
-                        }),
-                    })
-                })
-                .collect();
-            let points: Vec<Value> = s
-                .group_points(gi)
-                .iter()
-                .map(|p| {
-                    json!({
-                        "batch": p.batch,
-                        "tokens": p.tokens(),
-                        "step_time_s": p.step_time().get(),
-                        "step_time_with_launch_s": p.totals.time_with_launch().get(),
-                        "tokens_per_s": p.tokens_per_s(),
-                        "time_per_token_s": p.time_per_token().get(),
-                        "flops": p.totals.cost.flops.get(),
-                        "bytes": p.totals.cost.bytes().get(),
-                        "weights_bytes": p.memory.weights.get(),
-                        "kv_cache_bytes": p.memory.kv_cache.get(),
-                        "activation_bytes": p.memory.activations.get(),
-                        "reserve_bytes": p.memory.reserve.get(),
-                        "memory_bytes": p.memory.total().get(),
-                        "fits": p.fits(),
-                    })
-                })
-                .collect();
-            json!({
-                "hardware": device_json(&v.devices[g.device]),
-                "stage": g.stage,
-                "seq_len": g.seq_len,
-                "context": g.context,
-                "weight_precision": g.precisions.weight,
-                "activation_precision": g.precisions.act,
-                "kv_precision": g.precisions.kv,
-                "peak_flops_per_s": g.peak.get(),
-                "ridge_point": g.ridge.get(),
-                "capacity_bytes": g.capacity.map(|c| c.get()),
-                "points": points,
-                "operators": operators,
-            })
-        })
-        .collect();
-    json!({
-        "schema_version": SCHEMA_VERSION,
-        "command": "sweep",
-        "model": model_json(v.model),
-        "flash_attention": v.flash_attention,
-        "batches": s.batches,
-        "groups": groups,
-    })
 }
 
 fn write_csv(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError> {

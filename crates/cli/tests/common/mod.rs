@@ -63,3 +63,29 @@ pub const LLAMA2_7B_CONFIG: &str = include_str!("../../../inputs/catalog/models/
 pub fn this_cpu() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/small-llama/this-cpu.toml")
 }
+
+/// The committed JSON Schema of a document kind (`docs/schema/{kind}.schema.json`).
+pub fn schema(kind: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/schema")
+        .join(format!("{kind}.schema.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Asserts that `doc` is valid against the committed schema of `kind`; `what` (the command
+/// line) names it in the failure, with every violation and where it is.
+pub fn assert_valid(kind: &str, doc: &Value, what: &str) {
+    let s = schema(kind);
+    let validator = jsonschema::draft202012::new(&s)
+        .unwrap_or_else(|e| panic!("docs/schema/{kind}.schema.json does not compile: {e}"));
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("at `{}`: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "`{what}` does not match docs/schema/{kind}.schema.json:\n  {}",
+        errors.join("\n  ")
+    );
+}

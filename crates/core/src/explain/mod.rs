@@ -64,7 +64,7 @@ visual performance model for multicore architectures\", CACM 52(4):65-76, 2009 \
 (docs/cost-model.md §5)";
 
 /// A value the derivation starts from: an operator field or a model dimension.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Given {
     /// Its symbol in the formulas (`m`, `a`).
     pub symbol: String,
@@ -79,7 +79,7 @@ pub struct Given {
 }
 
 /// The result of a step: a quantity with its unit, or a verdict in words.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Outcome {
     /// A number in base units (FLOP, B, FLOP/B, FLOP/s, B/s, s; `×` for a ratio, `%` for a
@@ -98,7 +98,7 @@ pub enum Outcome {
 }
 
 /// One line of a worked derivation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Step {
     /// What is computed (`FLOPs`, `ridge point`).
     pub quantity: String,

@@ -12,7 +12,7 @@ use crate::units::Seconds;
 use serde::Serialize;
 
 /// Where a fusion's saving comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FusionSaving {
     /// Fewer kernel launches save more time than fewer bytes (decode at small batch: every

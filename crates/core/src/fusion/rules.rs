@@ -69,7 +69,7 @@ impl Rule {
 }
 
 /// A stack whose kernels the plan models.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
     /// Every operator its own kernel (PyTorch eager).

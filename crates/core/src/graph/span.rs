@@ -11,7 +11,7 @@ use std::fmt;
 /// block of its range: all of them for a dense model, some for a model whose blocks differ
 /// (DeepSeek-V3: the dense MLP in blocks 0–2, the mixture of experts in blocks 3–60). A
 /// pipeline-parallel split assigns block ranges, the prologue and the epilogue to stages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Span {
     /// Before the first block (embeddings): once per forward pass.

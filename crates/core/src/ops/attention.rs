@@ -64,7 +64,7 @@ pub fn windowed_pairs(q_len: u64, kv_len: u64, window: u64) -> f64 {
 ///   block of `block_q` queries streams the keys it can see (all kv_len, or up to its last
 ///   query when causal).
 /// - bytes written = O (batch·q_len·heads·v_head_dim·a): the output, never a score matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FlashAttention {
     /// Sequences.
     pub batch: u64,

@@ -7,7 +7,7 @@ use std::iter::Sum;
 use std::ops::{Add, AddAssign, Mul};
 
 /// FLOPs and main-memory traffic of a kernel (or a sum of kernels).
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct Cost {
     /// Operations, one multiply-add = 2 FLOP.
     pub flops: Flop,

@@ -36,7 +36,7 @@ pub const ROTARY_FLOPS_PER_ELEMENT: f64 = 3.0;
 ///
 /// - FLOPs = elements · flops_per_element.
 /// - bytes read = inputs · elements · p; bytes written = elements · p.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Elementwise {
     /// Elements per tensor.
     pub elements: u64,
@@ -76,7 +76,7 @@ impl Elementwise {
 /// - FLOPs = rows·cols·(5 + 2 if scale_mask) ([`SOFTMAX_FLOPS_PER_ELEMENT`],
 ///   [`SCALE_MASK_FLOPS_PER_ELEMENT`]).
 /// - bytes read = rows·cols·p (scores); written = rows·cols·p (probabilities).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Softmax {
     /// Rows (independent softmaxes).
     pub rows: u64,
@@ -124,7 +124,7 @@ impl Softmax {
 /// - bytes read = tokens·heads·head_dim·p (q and k) + 2·tokens·head_dim·p (the cos and sin
 ///   tables, one row per token, as Hugging Face's `apply_rotary_pos_emb` receives them);
 ///   bytes written = tokens·heads·head_dim·p.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Rotary {
     /// Tokens (batch × tokens per sequence).
     pub tokens: u64,

@@ -13,7 +13,7 @@ pub const TOKEN_ID_BYTES: f64 = 8.0;
 /// - FLOPs = 0.
 /// - bytes read = tokens·8 (int64 ids) + tokens·hidden·w (only the rows used);
 ///   written = tokens·hidden·a.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Embedding {
     /// Tokens looked up.
     pub tokens: u64,
@@ -53,7 +53,7 @@ impl Embedding {
 ///
 /// - FLOPs = 0 (a conversion to a narrower cache format is not counted).
 /// - bytes read = 2·tokens·kv_heads·head_dim·a; written = 2·tokens·kv_heads·head_dim·kv.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct KvCacheWrite {
     /// New tokens (batch × tokens per sequence).
     pub tokens: u64,

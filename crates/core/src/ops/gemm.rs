@@ -15,7 +15,7 @@ use serde::Serialize;
 ///   where a, b, c are the bytes per element of A, B and C and s_b the group-wise scale bytes
 ///   per weight (0 for plain formats): each operand crosses main memory once, the ideal a tiled
 ///   GEMM approaches when its tiles fit on chip.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Gemm {
     /// Rows of A and C (tokens).
     pub m: u64,
@@ -91,7 +91,7 @@ impl Gemm {
 ///
 /// - FLOPs = 2·batch·m·n·k.
 /// - bytes read = batch·m·k·a + (batch / shared)·k·n·b; bytes written = batch·m·n·c.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct BatchedMatmul {
     /// Number of A matrices (batch × query heads in attention).
     pub batch: u64,

@@ -7,7 +7,9 @@ use std::fmt;
 /// The type of an operator: which variant of [`crate::ops::Op`] it is. Printed, compared (with
 /// `==` against a `&str` either way round) and serialised as its short name (`gemm`, `softmax`,
 /// …; [`OpKind::as_str`]); ordered as declared, which is [`crate::ops::Op`]'s order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum OpKind {
     /// A dense matrix multiply ([`crate::ops::Gemm`]).

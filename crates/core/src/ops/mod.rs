@@ -33,7 +33,7 @@ use crate::precision::Precision;
 use serde::Serialize;
 
 /// Which execution units an operator runs on, and so which peak applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "unit", content = "precision")]
 pub enum Compute {
     /// Matrix units (tensor cores, MFMA, MXU) computing in this precision: the chip's dense peak
@@ -45,7 +45,7 @@ pub enum Compute {
 }
 
 /// One operator with its shapes and precisions.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Op {
     /// A dense matrix multiply, optionally with a bias.

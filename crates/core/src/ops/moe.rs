@@ -23,7 +23,7 @@ pub fn expected_experts_touched(tokens: u64, top_k: u64, experts: u64) -> f64 {
 /// - bytes read = tokens·top_k·k·a (each routed copy of a token row) + U·k·n·b, where U is
 ///   [`expected_experts_touched`]: only the experts some token chose are read;
 ///   bytes written = tokens·top_k·n·c.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ExpertGemm {
     /// Tokens T routed.
     pub tokens: u64,

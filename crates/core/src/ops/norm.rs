@@ -18,7 +18,7 @@ pub const LAYERNORM_FLOPS_PER_ELEMENT: f64 = 7.0;
 ///
 /// - FLOPs = rows·cols·4 ([`RMSNORM_FLOPS_PER_ELEMENT`]).
 /// - bytes read = rows·cols·p + cols·w (the weight); written = rows·cols·p.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RmsNorm {
     /// Rows (tokens).
     pub rows: u64,
@@ -48,7 +48,7 @@ impl RmsNorm {
 ///
 /// - FLOPs = rows·cols·7 ([`LAYERNORM_FLOPS_PER_ELEMENT`]).
 /// - bytes read = rows·cols·p + 2·cols·w (weight and bias); written = rows·cols·p.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LayerNorm {
     /// Rows (tokens).
     pub rows: u64,

@@ -33,7 +33,7 @@ use crate::units::{Bytes, Flop, Seconds};
 use serde::Serialize;
 
 /// Which tool wrote a profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProfileFormat {
     /// `ncu --csv` (Nsight Compute), the long (one row per metric) or wide (one row per kernel)
@@ -54,7 +54,7 @@ impl ProfileFormat {
 }
 
 /// Where a kernel's FLOPs and bytes come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CostSource {
     /// Hardware counters (Nsight Compute): SASS FLOP instructions and DRAM bytes as counted.

@@ -33,7 +33,7 @@ pub const LOW_FRACTION: f64 = 0.5;
 pub const ABOVE_ROOF: f64 = 1.05;
 
 /// What limits a profiled kernel (its regime).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ProfiledBound {
     /// Shorter than one launch: launch overhead dominates.

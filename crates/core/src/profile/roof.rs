@@ -8,7 +8,7 @@ use crate::units::{BytesPerSec, FlopPerByte, FlopPerSec, Seconds};
 use serde::Serialize;
 
 /// Which microbenchmark output a roof was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RoofFormat {
     /// mixbench's log (CUDA/HIP/OpenCL/SYCL): a device header and a CSV sweep of operational
