@@ -267,3 +267,43 @@ fn every_command_reports_the_same_numbers() {
         }
     }
 }
+
+#[test]
+fn the_memory_reserve_is_counted_and_checked() {
+    // Llama-2-7B decoding at context 2048 on the RTX A6000 (48 GB), bf16: weights
+    // 6,738,415,616·2 B; KV cache 2·32·2049·4096·2 B; activations at the softmax, the residual
+    // 4096·2 B and the scores and probabilities 2·32·2049·2 B.
+    let weights = 6_738_415_616.0 * 2.0;
+    let kv = 2.0 * 32.0 * 2049.0 * 4096.0 * 2.0;
+    let act = 4096.0 * 2.0 + 2.0 * 32.0 * 2049.0 * 2.0;
+    for (reserve, bytes) in [
+        ("10%", 4.8e9),
+        ("0", 0.0),
+        ("2GB", 2e9),
+        ("1GiB", 1073741824.0),
+    ] {
+        let v = json_of(&["analyze", "--stage", "decode", "--memory-reserve", reserve]);
+        let m = &v["stages"][0]["memory"];
+        assert_eq!(num(m, "/reserve_bytes"), bytes, "{reserve}");
+        assert_eq!(num(m, "/activation_bytes"), act);
+        assert_eq!(
+            num(m, "/total_bytes"),
+            weights + kv + act + bytes,
+            "{reserve}"
+        );
+    }
+    // A reserve that leaves nothing, and a bare number that would be bytes: bad input.
+    common::bad_input(
+        &["analyze", "--stage", "decode", "--memory-reserve", "48GB"],
+        "--memory-reserve",
+    );
+    common::bad_input(
+        &["sweep", "--hardware", "a6000", "--memory-reserve", "1TB"],
+        "--memory-reserve",
+    );
+    roofline()
+        .args(["analyze", "--memory-reserve", "0.9"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("has no unit"));
+}

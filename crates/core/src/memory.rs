@@ -23,6 +23,9 @@ use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// The largest reserve accepted, bytes (1 PB: beyond it a value is taken for a typo).
+pub const MAX_RESERVE_BYTES: f64 = 1e15;
+
 /// Memory the runtime keeps for itself on each device.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
@@ -58,6 +61,25 @@ impl Reserve {
             Reserve::Bytes(b) if !(b.get().is_finite() && b.get() >= 0.0) => Err(format!(
                 "a size must be finite and not negative, got {}",
                 b.get()
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Reserve {
+    /// Checks the reserve leaves room on a device of `capacity`: below the capacity (a fraction
+    /// always is; unknown capacities are not checked).
+    ///
+    /// # Errors
+    /// The reserve is at or above the capacity, for the `--memory-reserve` flag.
+    pub fn validate_for(self, capacity: Option<Bytes>) -> Result<(), String> {
+        self.validate()?;
+        match (self, capacity) {
+            (Reserve::Bytes(b), Some(c)) if b.get() >= c.get() => Err(format!(
+                "{:.1} GB is not below the chip's {:.1} GB: nothing would be left for the model",
+                b.get() / 1e9,
+                c.get() / 1e9
             )),
             _ => Ok(()),
         }
@@ -157,6 +179,10 @@ mod tests {
         assert!(Reserve::Fraction(-0.1).validate().is_err());
         assert!(Reserve::Bytes(Bytes(f64::NAN)).validate().is_err());
         assert!(Reserve::Fraction(0.0).validate().is_ok());
+        // A size must leave room on the chip: 80 GB of an 80 GB chip does not.
+        assert!(Reserve::Bytes(Bytes(80e9)).validate_for(c).is_err());
+        assert!(Reserve::Bytes(Bytes(79e9)).validate_for(c).is_ok());
+        assert!(Reserve::Bytes(Bytes(1e30)).validate_for(None).is_ok());
     }
 
     #[test]

@@ -412,6 +412,9 @@ fn plan_group(
     context: u64,
 ) -> Result<SweepGroup, AnalysisError> {
     let device = &spec.devices[device_index];
+    spec.reserve
+        .validate_for(device.capacity())
+        .map_err(AnalysisError::Reserve)?;
     let roofs_of_chip = ChipRoofs::new(device, precisions.act)?;
     let peak = roofs_of_chip.peak(crate::ops::Compute::Matrix(precisions.act))?;
     let mut group = SweepGroup {

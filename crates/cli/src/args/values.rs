@@ -50,7 +50,16 @@ pub fn parse_reserve(s: &str) -> Result<roofline_core::memory::Reserve, String> 
             .unwrap_or(t.len());
         let (num, unit) = t.split_at(split);
         let scale = match unit.trim() {
-            "" | "B" => 1.0,
+            // A bare number is a size only when it is 0: `0.9` is far likelier a share meant
+            // as vLLM's --gpu-memory-utilization than 0.9 bytes.
+            "" if num.trim().parse::<f64>() == Ok(0.0) => 1.0,
+            "" => {
+                return Err(format!(
+                    "`{}` has no unit: give a share (`10%`) or a size with its unit (`2GB`)",
+                    t.chars().take(40).collect::<String>()
+                ))
+            }
+            "B" => 1.0,
             "kB" | "KB" => 1e3,
             "MB" => 1e6,
             "GB" => 1e9,

@@ -270,6 +270,9 @@ pub fn evaluate(
 ) -> Result<(), AnalysisError> {
     out.rows.clear();
     out.warnings.clear();
+    reserve
+        .validate_for(device.capacity())
+        .map_err(AnalysisError::Reserve)?;
     let roofs = ChipRoofs::new(device, workload.precisions.act)?;
     let rows = &mut out.rows;
     let totals = walk(&out.graph, &roofs, |r| rows.push(r))?;

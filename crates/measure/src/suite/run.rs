@@ -129,7 +129,7 @@ pub fn run_cpu(opts: &SuiteOptions, progress: &mut dyn Progress) -> Result<Suite
 pub fn run_gpu(opts: &SuiteOptions, progress: &mut dyn Progress) -> Result<SuiteRun, MeasureError> {
     #[cfg(feature = "cuda")]
     {
-        cuda::run(opts, progress)
+        super::cuda::run(opts, progress)
     }
     #[cfg(not(feature = "cuda"))]
     {
