@@ -567,7 +567,12 @@ fn report_is_one_self_contained_file_that_chromium_renders(
     assert_eq!(count(&text, "class=\"op-point\""), points);
 
     let Some(bin) = chromium() else {
-        println!("SKIPPED: `chromium` is not installed; `.ci/run` installs it (apt-get install chromium)");
+        // In CI the browser is required (`.ci/run` installs it): a missing one fails the run.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`chromium` is not installed; `.ci/run` installs it (apt-get install chromium)"
+        );
+        println!("SKIPPED: `chromium` is not installed (apt-get install chromium); CI requires it");
         return Ok(());
     };
     let url = format!("file://{}", html.display());
