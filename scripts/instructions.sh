@@ -10,10 +10,9 @@ count() {
   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 |
     sed -n 's/.*I *refs: *//p' | tr -d ','
 }
-for path in "${@:-analyze analyze_into evaluate evaluate_totals}"; do
-  for p in $path; do
-    a=$(count "$p" 20000)
-    b=$(count "$p" 40000)
-    echo "$p: $(( (b - a) / 20000 )) instructions per both-stage analysis"
-  done
+paths=("$@"); [ ${#paths[@]} -gt 0 ] || paths=(analyze analyze_into evaluate evaluate_totals)
+for p in "${paths[@]}"; do
+  a=$(count "$p" 20000)
+  b=$(count "$p" 40000)
+  echo "$p: $(( (b - a) / 20000 )) instructions per both-stage analysis"
 done

@@ -357,10 +357,6 @@ impl Sweep {
     }
 }
 
-fn costs_at(model: &Transformer, w: &Workload) -> OpGraph {
-    build_graph(model, w)
-}
-
 /// The crossover of operator `k` of `base`'s graph found over whole batches on its exact cost:
 /// doubling from 1 to the first compute-bound batch, then bisecting (the intensity is assumed
 /// not to fall as the batch grows). [`Crossover::Never`] if it is memory-bound at
@@ -372,7 +368,7 @@ fn search_crossover(
     ridge: FlopPerByte,
 ) -> Crossover {
     let cost = |batch: u64| {
-        let c = costs_at(model, &Workload { batch, ..*base });
+        let c = build_graph(model, &Workload { batch, ..*base });
         c.nodes.get(k).map(|n| n.cost()).unwrap_or_default()
     };
     let compute = |batch: u64| {
@@ -437,7 +433,7 @@ fn plan_group(
             .map_err(AnalysisError::Workload)?;
     }
     let flash = spec.flash_attention;
-    let at: [OpGraph; 4] = [0, 1, 2, 3].map(|b| costs_at(spec.model, &group.workload(b, flash)));
+    let at: [OpGraph; 4] = [0, 1, 2, 3].map(|b| build_graph(spec.model, &group.workload(b, flash)));
     for (k, n1) in at[1].nodes.iter().enumerate() {
         let (kind, cost, compute) = (n1.kind(), n1.cost(), n1.compute());
         let roof = roofs_of_chip.roof(compute)?;

@@ -1,7 +1,7 @@
 //! `roofline analyze`.
 
-use super::common::{FormatArg, PlotArgs, StageArg};
-use super::values::{parse_duration_small, parse_precision, parse_preset, parse_reserve};
+use super::common::{FormatArg, PlotArgs, ReserveArg, StageArg};
+use super::values::{parse_duration_small, parse_precision, parse_preset};
 use clap::Args;
 use roofline_core::precision::Precision;
 
@@ -51,11 +51,8 @@ pub struct AnalyzeArgs {
     /// Attention as one fused FlashAttention kernel instead of QKᵀ, softmax and S·V.
     #[arg(long)]
     pub flash_attention: bool,
-    /// Memory the runtime keeps for itself on the chip: a share of its capacity (`10%`, the
-    /// default: vLLM's --gpu-memory-utilization 0.9) or a size (`2GB`, `1.5GiB`, `0`); counted
-    /// in the memory footprint and in whether the model fits.
-    #[arg(long, default_value = "10%", value_parser = parse_reserve)]
-    pub memory_reserve: roofline_core::memory::Reserve,
+    #[command(flatten)]
+    pub reserve: ReserveArg,
     /// Instead of the tables, the worked derivation of one operator (`q_proj`) in each stage.
     #[arg(long, value_name = "OPERATOR")]
     pub explain: Option<String>,

@@ -1,5 +1,7 @@
-//! Flags several commands share: the output format, the stage, `--plot` and `--force`.
+//! Flags several commands share: the output format, the stage, `--plot` and `--force`, the
+//! runtime memory reserve.
 
+use super::values::parse_reserve;
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -17,6 +19,16 @@ impl From<OutputFormat> for roofline_report::Format {
             OutputFormat::Csv => roofline_report::Format::Csv,
         }
     }
+}
+
+/// `--memory-reserve`, shared by every command that says whether a model fits.
+#[derive(Debug, Args)]
+pub struct ReserveArg {
+    /// Memory the runtime keeps for itself on the chip: a share of its capacity (`10%`, the
+    /// default: vLLM's --gpu-memory-utilization 0.9) or a size (`2GB`, `1.5GiB`, `0`); counted
+    /// in the memory footprint and in whether the model fits.
+    #[arg(long, default_value = "10%", value_parser = parse_reserve)]
+    pub memory_reserve: roofline_core::memory::Reserve,
 }
 
 #[derive(Debug, Args)]

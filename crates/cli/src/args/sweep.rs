@@ -1,7 +1,7 @@
 //! `roofline sweep`.
 
-use super::common::{FormatArg, PlotArgs, StageArg};
-use super::values::{parse_precision, parse_reserve, parse_uint_list, UintList};
+use super::common::{FormatArg, PlotArgs, ReserveArg, StageArg};
+use super::values::{parse_precision, parse_uint_list, UintList};
 use clap::Args;
 use roofline_core::precision::Precision;
 
@@ -38,11 +38,8 @@ pub struct SweepArgs {
     /// Attention as one fused FlashAttention kernel.
     #[arg(long)]
     pub flash_attention: bool,
-    /// Memory the runtime keeps for itself on the chip: a share of its capacity (`10%`, the
-    /// default: vLLM's --gpu-memory-utilization 0.9) or a size (`2GB`, `1.5GiB`, `0`); counted
-    /// in the memory footprint and in whether the model fits.
-    #[arg(long, default_value = "10%", value_parser = parse_reserve)]
-    pub memory_reserve: roofline_core::memory::Reserve,
+    #[command(flatten)]
+    pub reserve: ReserveArg,
     /// `--plot FILE` draws throughput and latency against batch, and each operator's intensity
     /// against batch with the ridge (`.svg` or `.png`); `--force` overwrites it.
     #[command(flatten)]

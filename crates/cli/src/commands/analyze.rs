@@ -147,7 +147,7 @@ pub(crate) fn prepare(a: &AnalyzeArgs) -> Result<Prepared, CliError> {
             let w = Workload::new(stage, a.batch, a.seq_len, a.context)
                 .with_precisions(precisions)
                 .flash_attention(a.flash_attention);
-            analyze(&model, &w, &device, a.memory_reserve)
+            analyze(&model, &w, &device, a.reserve.memory_reserve)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Prepared {

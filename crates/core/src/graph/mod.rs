@@ -280,12 +280,6 @@ impl OpGraph {
             .push(Node::new(name, role, span, op, inputs, outputs));
     }
 
-    /// How many times `node` runs per forward pass.
-    #[inline]
-    pub fn count(&self, node: &Node) -> u64 {
-        node.count()
-    }
-
     /// The node with this name (for display and look-ups a user asks for by name).
     pub fn find(&self, name: &str) -> Option<&Node> {
         self.nodes.iter().find(|n| n.name == name)
