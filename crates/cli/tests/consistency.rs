@@ -246,8 +246,11 @@ fn every_command_reports_the_same_numbers() {
                 let mut t = with(&["analyze", "--stage", "both"]);
                 t.push("--format".into());
                 t.push("table".into());
-                let table = roofline().args(&t).output().expect("runs");
+                let table = roofline().args(&t).assert().success().get_output().clone();
                 let table = String::from_utf8_lossy(&table.stdout);
+                // One total and one memory line per stage, each found in the page.
+                let count = |p: &str| table.lines().filter(|l| l.starts_with(p)).count();
+                assert_eq!((count("total: "), count("memory: ")), (2, 2), "{id}");
                 for line in table.lines().filter(|l| l.starts_with("total: ")) {
                     let time = line.rsplit("= ").next().expect("a total time");
                     assert!(html.contains(time.trim()), "{id}: {time} not in the report");

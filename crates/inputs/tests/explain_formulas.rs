@@ -285,7 +285,11 @@ fn check(d: &Derivation, what: &str) -> Result<usize, String> {
         vars.insert(g.symbol.clone(), g.value);
     }
     let mut checked = 0;
-    let roofline_from = d.steps.iter().position(|s| s.symbol == "D").unwrap_or(0);
+    let roofline_from = d
+        .steps
+        .iter()
+        .position(|s| s.symbol == "D")
+        .ok_or("a derivation without its D step")?;
     for (i, s) in d.steps.iter().enumerate() {
         let Outcome::Quantity { value, unit } = s.outcome else {
             continue;

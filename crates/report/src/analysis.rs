@@ -7,8 +7,6 @@ use roofline_core::device::Device;
 use roofline_core::model::Transformer;
 use std::io::Write;
 
-pub use crate::doc::SCHEMA_VERSION;
-
 /// Everything `roofline analyze` reports: a model on a chip, one or more stages.
 #[derive(Debug, Clone, Copy)]
 pub struct AnalyzeReport<'a> {

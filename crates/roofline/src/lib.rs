@@ -104,7 +104,7 @@ pub mod prelude {
 /// analyze` prints it: per stage a heading, one row per operator (count, FLOPs, bytes,
 /// arithmetic intensity, ridge, bound, attainable FLOP/s, time, launch, share of the time), the
 /// totals and the memory footprint. Numbers in human units with decimal prefixes (`68.7
-/// GFLOP`, `33.6 MB`, `443.8 µs`).
+/// GFLOP`, `33.6 MB`, `443.9 µs`).
 ///
 /// The same as [`write_analysis`] with [`Format::Table`]; [`Format::Json`] and [`Format::Csv`]
 /// give base units instead.

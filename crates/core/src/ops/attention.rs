@@ -98,22 +98,6 @@ pub struct FlashAttention {
 }
 
 impl FlashAttention {
-    /// (query, key) pairs computed per (sequence, head).
-    #[inline]
-    pub fn pairs(&self) -> f64 {
-        match (self.causal, self.window) {
-            (true, Some(w)) => windowed_pairs(self.q_len, self.kv_len, w),
-            (true, None) => causal_pairs(self.q_len, self.kv_len),
-            _ => self.q_len as f64 * self.kv_len as f64,
-        }
-    }
-
-    /// Value head size.
-    #[inline]
-    pub fn v_dim(&self) -> u64 {
-        self.v_head_dim.unwrap_or(self.head_dim)
-    }
-
     /// Key (and value) rows read per (sequence, kv head): see the type's documentation.
     pub fn key_rows_read(&self) -> f64 {
         let Some(br) = self.block_q.filter(|&b| b > 0) else {

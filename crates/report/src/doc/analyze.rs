@@ -55,6 +55,14 @@ pub struct OpDoc {
     pub count: u64,
     /// Precision whose peak applies, or `fp32 vector`.
     pub compute: String,
+    /// The operator on the roofline, one execution.
+    #[serde(flatten)]
+    pub roofline: RooflineRowDoc,
+}
+
+/// One execution of an operator on its roof: the fields `analyze` and `op` both write.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct RooflineRowDoc {
     /// FLOPs of one execution.
     pub flops: f64,
     /// Bytes read from main memory by one execution.
@@ -84,25 +92,11 @@ pub struct OpDoc {
     pub launch_overhead_s: f64,
 }
 
-/// The name of the units an operator runs on, as `analyze` writes it.
-pub fn compute_name(c: Compute) -> String {
-    match c {
-        Compute::Matrix(p) => p.name().to_string(),
-        Compute::Vector => "fp32 vector".to_string(),
-    }
-}
-
-impl OpDoc {
-    /// The operator object of `row`.
+impl RooflineRowDoc {
+    /// The cost and roofline point of one execution of `row`.
     pub fn of(row: &OpRow) -> Self {
         let p = row.point();
-        OpDoc {
-            name: row.name,
-            role: row.role,
-            kind: row.kind,
-            span: row.span,
-            count: row.count,
-            compute: compute_name(row.compute),
+        RooflineRowDoc {
             flops: row.cost.flops.get(),
             bytes_read: row.cost.bytes_read.get(),
             bytes_written: row.cost.bytes_written.get(),
@@ -116,6 +110,29 @@ impl OpDoc {
             memory_time_s: p.memory_time.get(),
             time_s: p.time.get(),
             launch_overhead_s: row.launch_overhead.get(),
+        }
+    }
+}
+
+/// The name of the units an operator runs on, as `analyze` writes it.
+pub fn compute_name(c: Compute) -> String {
+    match c {
+        Compute::Matrix(p) => p.name().to_string(),
+        Compute::Vector => "fp32 vector".to_string(),
+    }
+}
+
+impl OpDoc {
+    /// The operator object of `row`.
+    pub fn of(row: &OpRow) -> Self {
+        OpDoc {
+            name: row.name,
+            role: row.role,
+            kind: row.kind,
+            span: row.span,
+            count: row.count,
+            compute: compute_name(row.compute),
+            roofline: RooflineRowDoc::of(row),
         }
     }
 }

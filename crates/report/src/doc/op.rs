@@ -1,12 +1,12 @@
 //! `roofline op`: the kernels of one operator on one chip.
 
+use super::analyze::RooflineRowDoc;
 use super::hardware::HardwareDoc;
 use super::{num_or_null, Num, SchemaVersion};
 use crate::op::OpReport;
 use roofline_core::analysis::OpRow;
 use roofline_core::one_op::{total_time, RidgeDistance};
 use roofline_core::ops::{Compute, Cost, Op, OpKind};
-use roofline_core::roofline::Bound;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -19,36 +19,12 @@ pub struct OpKernelDoc {
     pub kind: OpKind,
     /// The units it runs on (`bf16 matrix`, `fp32 vector`).
     pub compute: String,
-    /// FLOPs.
-    pub flops: f64,
-    /// Bytes read from main memory.
-    pub bytes_read: f64,
-    /// Bytes written to main memory.
-    pub bytes_written: f64,
-    /// Bytes read + written.
-    pub bytes: f64,
-    /// FLOP/byte (`null` for a kernel that moves no bytes).
-    #[schemars(schema_with = "num_or_null")]
-    pub arithmetic_intensity: Num,
-    /// Peak ÷ bandwidth, FLOP/byte.
-    pub ridge_point: f64,
-    /// Which roof applies.
-    pub bound: Bound,
-    /// The peak that applies, FLOP/s.
-    pub peak_flops_per_s: f64,
-    /// Attainable FLOP/s.
-    pub attainable_flops_per_s: f64,
-    /// FLOPs ÷ peak, seconds.
-    pub compute_time_s: f64,
-    /// Bytes ÷ bandwidth, seconds.
-    pub memory_time_s: f64,
-    /// max(compute, memory) time, seconds.
-    pub time_s: f64,
+    /// The kernel on the roofline.
+    #[serde(flatten)]
+    pub roofline: RooflineRowDoc,
     /// How many times below (memory-bound) or above (compute-bound) the ridge; `null` for a
     /// kernel with no FLOPs.
     pub ridge_distance: Option<f64>,
-    /// Launch overhead, seconds.
-    pub launch_overhead_s: f64,
     /// The operator and its shape (`type` and the shape's fields).
     pub shape: Option<Op>,
 }
@@ -101,20 +77,8 @@ impl OpKernelDoc {
             name: r.name,
             kind: r.kind,
             compute: compute_name(r.compute),
-            flops: r.cost.flops.get(),
-            bytes_read: r.cost.bytes_read.get(),
-            bytes_written: r.cost.bytes_written.get(),
-            bytes: r.cost.bytes().get(),
-            arithmetic_intensity: p.intensity.get(),
-            ridge_point: p.ridge.get(),
-            bound: p.bound,
-            peak_flops_per_s: r.peak().get(),
-            attainable_flops_per_s: p.attainable.get(),
-            compute_time_s: p.compute_time.get(),
-            memory_time_s: p.memory_time.get(),
-            time_s: p.time.get(),
+            roofline: RooflineRowDoc::of(r),
             ridge_distance: d.factor.is_finite().then_some(d.factor),
-            launch_overhead_s: r.launch_overhead.get(),
             shape,
         }
     }
