@@ -181,8 +181,7 @@ fn write_csv(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteErro
     for s in r.stages {
         let wl = &s.workload;
         for row in &s.rows {
-            let p = row.point();
-            w.write_record([
+            let head = [
                 r.model.name.clone(),
                 r.device.id.clone(),
                 wl.stage.to_string(),
@@ -192,16 +191,13 @@ fn write_csv(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteErro
                 row.name.to_string(),
                 row.kind.to_string(),
                 row.count.to_string(),
-                row.cost.flops.get().to_string(),
-                row.cost.bytes_read.get().to_string(),
-                row.cost.bytes_written.get().to_string(),
-                p.intensity.get().to_string(),
-                p.ridge.get().to_string(),
-                p.bound.to_string(),
-                p.attainable.get().to_string(),
-                p.time.get().to_string(),
-                row.launch_overhead.get().to_string(),
-            ])?;
+            ];
+            let fields = crate::op::roofline_csv_fields(row);
+            w.write_record(
+                head.into_iter()
+                    .chain(fields)
+                    .chain([row.launch_overhead.get().to_string()]),
+            )?;
         }
     }
     w.flush()?;

@@ -71,21 +71,13 @@ pub fn write_op(r: &OpReport<'_>, format: Format, out: &mut dyn Write) -> Result
                 "ridge_distance",
             ])?;
             for x in r.rows {
-                let p = x.point();
-                w.write_record([
-                    r.device.id.clone(),
-                    x.name.to_string(),
-                    x.kind.to_string(),
-                    x.cost.flops.get().to_string(),
-                    x.cost.bytes_read.get().to_string(),
-                    x.cost.bytes_written.get().to_string(),
-                    p.intensity.get().to_string(),
-                    p.ridge.get().to_string(),
-                    p.bound.to_string(),
-                    p.attainable.get().to_string(),
-                    p.time.get().to_string(),
-                    RidgeDistance::of(&p).factor.to_string(),
-                ])?;
+                let head = [r.device.id.clone(), x.name.to_string(), x.kind.to_string()];
+                let distance = RidgeDistance::of(&x.point()).factor.to_string();
+                w.write_record(
+                    head.into_iter()
+                        .chain(roofline_csv_fields(x))
+                        .chain([distance]),
+                )?;
             }
             w.flush()?;
         }
@@ -150,4 +142,21 @@ pub fn write_op(r: &OpReport<'_>, format: Format, out: &mut dyn Write) -> Result
         }
     }
     Ok(())
+}
+
+/// The CSV columns of one execution of `row` on its roof, in the order `analyze` and `op` write
+/// them: flops, bytes_read, bytes_written, arithmetic_intensity, ridge_point, bound,
+/// attainable_flops_per_s, time_s (base units).
+pub(crate) fn roofline_csv_fields(row: &OpRow) -> [String; 8] {
+    let p = row.point();
+    [
+        row.cost.flops.get().to_string(),
+        row.cost.bytes_read.get().to_string(),
+        row.cost.bytes_written.get().to_string(),
+        p.intensity.get().to_string(),
+        p.ridge.get().to_string(),
+        p.bound.to_string(),
+        p.attainable.get().to_string(),
+        p.time.get().to_string(),
+    ]
 }
