@@ -10,8 +10,10 @@
 //! ([`Workload::kv_len`]), d hidden, h heads, g kv heads, e head_dim, f intermediate, V vocab;
 //! w, a, c bytes per element of weights, activations, KV cache.
 
-use crate::graph::{OpGraph, Role, Span, TensorId, TensorRole};
-use crate::model::{Activation, Mla, MlpKind, Moe, Naming, NormKind, Positions, Transformer};
+use crate::graph::{Emit, OpGraph, Reshape, Role, Span, TensorId, TensorRole};
+use crate::model::{
+    Activation, Mla, MlpKind, Moe, Naming, NormKind, Positions, Transformer, Variant,
+};
 use crate::ops::{
     BatchedMatmul, Elementwise, Embedding, ExpertGemm, FlashAttention, Gemm, KvCacheWrite,
     LayerNorm, Op, RmsNorm, Rotary, Softmax, ADD_FLOPS_PER_ELEMENT, GELU_FLOPS_PER_ELEMENT,
@@ -27,6 +29,8 @@ use crate::workload::{Stage, Workload};
 pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
     let mut gr = OpGraph::new(model.layers);
     emit(model, workload, &mut gr);
+    gr.index_live();
+    gr.built_from = Some(Blueprint::of(model, workload));
     gr
 }
 
@@ -34,15 +38,109 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
 /// they have room for the model's nodes and tensors, this allocates nothing (the sweep and
 /// [`crate::analysis::analyze_into`] rebuild one graph per configuration this way).
 ///
+/// When `gr` was last built by this function or [`build_graph`] for a model of the same shape,
+/// in the same stage and attention form ([`Blueprint`]), only what a new batch, length or
+/// precision changes is rewritten: each tensor's bytes and precision and each node's operator
+/// and cost. Names, roles, spans, edges and liveness stay as they are. Otherwise the graph is
+/// built afresh. Either way the result equals [`build_graph`]'s (checked after every rewrite in
+/// debug builds, and by a test over every preset and many workloads).
+///
 /// Both are assumed validated ([`Transformer::validate`], [`Workload::validate`]).
 pub fn build_into(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
+    let blueprint = Blueprint::of(model, workload);
+    if gr.built_from == Some(blueprint) {
+        let mut same = Reshape::new(gr);
+        emit(model, workload, &mut same);
+        if same.finish() {
+            gr.layers = model.layers;
+            debug_assert_eq!(*gr, build_graph(model, workload), "a rewrite in place");
+            return;
+        }
+    }
     gr.clear(model.layers);
     emit(model, workload, gr);
+    gr.index_live();
+    gr.built_from = Some(blueprint);
+}
+
+/// [`emit`] for the tests of [`crate::graph`]'s writers.
+#[cfg(test)]
+pub(crate) fn emit_for_tests(model: &Transformer, workload: &Workload, gr: &mut impl Emit) {
+    emit(model, workload, gr);
+}
+
+/// What decides the structure of a decoder's graph (its nodes, their names, roles and spans,
+/// and its edges): the model's shape without its name, and the stage and attention form. Batch,
+/// sequence length, context and precisions only size the tensors and shape the operators.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Blueprint {
+    dims: [u64; 7],
+    flags: [bool; 4],
+    norm: NormKind,
+    mlp: MlpKind,
+    activation: Activation,
+    variant: Variant,
+    stage: Stage,
+    flash_attention: bool,
+}
+
+impl Blueprint {
+    /// Every field of both is named, so a field added to either must be placed here or
+    /// declared as not deciding the structure.
+    #[inline(always)]
+    pub(crate) fn of(model: &Transformer, workload: &Workload) -> Self {
+        let Transformer {
+            name: _,
+            architecture: _,
+            hidden,
+            layers,
+            heads,
+            kv_heads,
+            head_dim,
+            intermediate,
+            vocab,
+            tie_embeddings,
+            qkv_bias,
+            o_bias,
+            mlp_bias,
+            norm,
+            mlp,
+            activation,
+            max_position_embeddings: _,
+            variant,
+        } = model;
+        let Workload {
+            stage,
+            batch: _,
+            seq_len: _,
+            context: _,
+            precisions: _,
+            flash_attention,
+        } = workload;
+        Self {
+            dims: [
+                *hidden,
+                *layers,
+                *heads,
+                *kv_heads,
+                *head_dim,
+                *intermediate,
+                *vocab,
+            ],
+            flags: [*tie_embeddings, *qkv_bias, *o_bias, *mlp_bias],
+            norm: *norm,
+            mlp: *mlp,
+            activation: *activation,
+            variant: *variant,
+            stage: *stage,
+            flash_attention: *flash_attention,
+        }
+    }
 }
 
 /// Appends the operator graph of one forward pass of `model` under `workload` to `gr`, in
 /// forward order: every tensor ([`OpGraph::tensor`]) and every node ([`OpGraph::node`]).
-fn emit(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
+fn emit(model: &Transformer, workload: &Workload, gr: &mut impl Emit) {
     let cx = Cx::new(model, workload);
     let x0 = embed(&cx, gr);
     let x1 = norm(
@@ -268,7 +366,7 @@ struct Names {
 #[inline(always)]
 fn norm(
     cx: &Cx,
-    gr: &mut OpGraph,
+    gr: &mut impl Emit,
     name: &'static str,
     role: Role,
     weight: &'static str,
@@ -283,7 +381,7 @@ fn norm(
 
 /// Token embedding, and for learned positions the position embedding and their sum.
 #[inline(always)]
-fn embed(cx: &Cx, gr: &mut OpGraph) -> TensorId {
+fn embed(cx: &Cx, gr: &mut impl Emit) -> TensorId {
     let m = cx.model;
     let gpt2 = m.variant.naming == Naming::Gpt2;
     let ids = gr.tensor_bytes("input_ids", Bytes(cx.tf * TOKEN_ID_BYTES), cx.a, Input);
@@ -346,7 +444,7 @@ fn embed(cx: &Cx, gr: &mut OpGraph) -> TensorId {
 /// Multi-head (GQA, MQA) attention: projections, optional q/k norms, rotary, KV-cache write,
 /// attention, output projection. Returns the output projection's result.
 #[inline(always)]
-fn attention_mha(cx: &Cx, gr: &mut OpGraph, x1: TensorId) -> TensorId {
+fn attention_mha(cx: &Cx, gr: &mut impl Emit, x1: TensorId) -> TensorId {
     let m = cx.model;
     let (t, d, h, g, e) = (cx.t, cx.d, cx.h, cx.g, cx.e);
     let (tf, df) = (cx.tf, cx.df);
@@ -528,7 +626,7 @@ struct AttnShape {
 #[inline(always)]
 fn attention_core(
     cx: &Cx,
-    gr: &mut OpGraph,
+    gr: &mut impl Emit,
     sh: AttnShape,
     [q, k_src, v_src]: [TensorId; 3],
     out: TensorId,
@@ -613,7 +711,7 @@ fn attention_core(
 /// cache of kv_lora_rank + qk_rope_head_dim elements per token. Prefill expands the latent
 /// into per-head keys and values (kv_b_proj); decode uses the absorbed form, attending over the
 /// latent directly with W_UK folded into the query and W_UV applied after.
-fn attention_mla(cx: &Cx, gr: &mut OpGraph, m: &Mla, x1: TensorId) -> TensorId {
+fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId {
     let (t, d, h) = (cx.t, cx.d, cx.h);
     let (tf, df) = (cx.tf, cx.df);
     let (w, a, c) = (cx.w, cx.a, cx.c);
@@ -845,7 +943,7 @@ fn attention_mla(cx: &Cx, gr: &mut OpGraph, m: &Mla, x1: TensorId) -> TensorId {
 /// A dense MLP in `span`: gated (gate, up, act, mul, down) or plain (up, act, down), writing
 /// `out`.
 #[inline(always)]
-fn mlp_dense(cx: &Cx, gr: &mut OpGraph, span: Span, x3: TensorId, out: TensorId) {
+fn mlp_dense(cx: &Cx, gr: &mut impl Emit, span: Span, x3: TensorId, out: TensorId) {
     let m = cx.model;
     let (t, d, f) = (cx.t, cx.d, m.intermediate);
     let (tf, df, ff) = (cx.tf, cx.df, f as f64);
@@ -944,7 +1042,7 @@ fn mlp_dense(cx: &Cx, gr: &mut OpGraph, span: Span, x3: TensorId, out: TensorId)
 /// A mixture-of-experts MLP in `span`: router GEMM and top-k, the routed experts as grouped
 /// GEMMs over the T·k routed rows (only the experts some token chose are read, see
 /// [`crate::ops::ExpertGemm`]), shared experts as a dense gated MLP, and the weighted combine.
-fn mlp_moe(cx: &Cx, gr: &mut OpGraph, moe: &Moe, span: Span, x3: TensorId, out: TensorId) {
+fn mlp_moe(cx: &Cx, gr: &mut impl Emit, moe: &Moe, span: Span, x3: TensorId, out: TensorId) {
     let (t, d) = (cx.t, cx.d);
     let (tf, df) = (cx.tf, cx.df);
     let (w, a) = (cx.w, cx.a);
@@ -1146,7 +1244,7 @@ fn mlp_moe(cx: &Cx, gr: &mut OpGraph, moe: &Moe, span: Span, x3: TensorId, out: 
 
 /// Final norm and lm_head on the last position of each sequence.
 #[inline(always)]
-fn head(cx: &Cx, gr: &mut OpGraph, x4: TensorId) {
+fn head(cx: &Cx, gr: &mut impl Emit, x4: TensorId) {
     let m = cx.model;
     let lnf_w = gr.tensor("norm.weight", cx.norm_weight_elems(cx.d), cx.a, Weight);
     let xf = gr.tensor("final_norm_out", cx.tf * cx.df, cx.a, Act);

@@ -68,7 +68,7 @@ const NAMES_UNFUSED: [&str; 20] = [
 #[test]
 fn operators_in_forward_order() {
     let g = build_graph(&llama2_7b(), &wl(Stage::Prefill, 1, 2048, false));
-    let names: Vec<&str> = g.nodes.iter().map(|n| n.name).collect();
+    let names: Vec<&str> = g.nodes().iter().map(|n| n.name).collect();
     let mut expect = NAMES_UNFUSED.to_vec();
     expect.push("lm_head");
     assert_eq!(names, expect);
@@ -161,13 +161,13 @@ fn node_bytes_match_the_tensors_they_touch() {
     for flash in [false, true] {
         for stage in [Stage::Prefill, Stage::Decode] {
             let g = build_graph(&llama3_8b(), &wl(stage, 3, 100, flash));
-            for n in &g.nodes {
+            for n in g.nodes() {
                 if n.name == "embed_tokens" || n.name == "lm_head" {
                     continue;
                 }
                 let c = n.cost();
-                let r: f64 = n.inputs.iter().map(|&t| g.tensors[t].bytes.get()).sum();
-                let w: f64 = n.outputs.iter().map(|&t| g.tensors[t].bytes.get()).sum();
+                let r: f64 = n.inputs.iter().map(|&t| g.tensors()[t].bytes.get()).sum();
+                let w: f64 = n.outputs.iter().map(|&t| g.tensors()[t].bytes.get()).sum();
                 assert_eq!(c.bytes_read.get(), r, "{} read", n.name);
                 assert_eq!(c.bytes_written.get(), w, "{} written", n.name);
             }
@@ -180,7 +180,7 @@ fn weights_in_graph_equal_parameter_count() {
     let m = llama2_7b();
     let g = build_graph(&m, &wl(Stage::Decode, 1, 10, false));
     let mut total = 0.0;
-    for (i, t) in g.tensors.iter().enumerate() {
+    for (i, t) in g.tensors().iter().enumerate() {
         if t.role == TensorRole::Weight {
             let in_block = g.consumers(i).any(|(_, n)| n.span.in_blocks());
             total += t.bytes.get() / 2.0 * if in_block { 32.0 } else { 1.0 };
@@ -221,7 +221,7 @@ proptest! {
     fn flops_grow_with_batch(b in 1u64..64, len in 1u64..4096, flash: bool, decode: bool) {
         let stage = if decode { Stage::Decode } else { Stage::Prefill };
         let m = llama3_8b();
-        let f = |b| build_graph(&m, &wl(stage, b, len, flash)).nodes.iter()
+        let f = |b| build_graph(&m, &wl(stage, b, len, flash)).nodes().iter()
             .map(|n| n.cost().flops.get()).sum::<f64>();
         prop_assert!(f(b + 1) > f(b));
     }

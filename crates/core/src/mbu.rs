@@ -64,7 +64,7 @@ impl DecodeStep {
         };
         validate(model, &w, Reserve::DEFAULT)?;
         let flops = build_graph(model, &w)
-            .nodes
+            .nodes()
             .iter()
             .map(|n| n.cost().flops * n.count() as f64)
             .sum();

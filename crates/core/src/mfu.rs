@@ -205,7 +205,7 @@ pub fn graph(model: &Transformer, seq_len: u64) -> Result<ForwardSplit, Analysis
     validate(model, &workload, Reserve::DEFAULT)?;
     let graph = build_graph(model, &workload);
     let (mut blocks, mut attention, mut head) = (Flop::ZERO, Flop::ZERO, Flop::ZERO);
-    for n in &graph.nodes {
+    for n in graph.nodes() {
         let flops = n.cost().flops * n.count() as f64;
         if !n.span.in_blocks() {
             head += if n.role == Role::LmHead {

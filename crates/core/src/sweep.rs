@@ -369,7 +369,7 @@ fn search_crossover(
 ) -> Crossover {
     let cost = |batch: u64| {
         let c = build_graph(model, &Workload { batch, ..*base });
-        c.nodes.get(k).map(|n| n.cost()).unwrap_or_default()
+        c.nodes().get(k).map(|n| n.cost()).unwrap_or_default()
     };
     let compute = |batch: u64| {
         let c = cost(batch);
@@ -434,11 +434,11 @@ fn plan_group(
     }
     let flash = spec.flash_attention;
     let at: [OpGraph; 4] = [0, 1, 2, 3].map(|b| build_graph(spec.model, &group.workload(b, flash)));
-    for (k, n1) in at[1].nodes.iter().enumerate() {
+    for (k, n1) in at[1].nodes().iter().enumerate() {
         let (kind, cost, compute) = (n1.kind(), n1.cost(), n1.compute());
         let roof = roofs_of_chip.roof(compute)?;
-        let affine = AffineCost::from_batches(&at[0].nodes[k].cost(), &cost);
-        let is_affine = (2..4).all(|b| affine.predicts(b as f64, &at[b].nodes[k].cost()));
+        let affine = AffineCost::from_batches(&at[0].nodes()[k].cost(), &cost);
+        let is_affine = (2..4).all(|b| affine.predicts(b as f64, &at[b].nodes()[k].cost()));
         group.node_ridges.push(roof.ridge());
         group.crossovers.push(if is_affine {
             affine.crossover(roof.ridge())

@@ -218,7 +218,7 @@ fn gpt2_fused_c_attn_learned_positions_tied_head() -> Result<(), Box<dyn std::er
     assert!(g.find("mlp.c_fc").is_some() && g.find("gate_proj").is_none());
     // Forward FLOPs per token ≈ 2·N (Kaplan) plus attention and the lm_head on one position.
     let flops: f64 = g
-        .nodes
+        .nodes()
         .iter()
         .map(|n| n.cost().flops.get() * n.count() as f64)
         .sum();
@@ -355,10 +355,10 @@ fn every_preset_fits_the_allocation_free_node_list() -> Result<(), Box<dyn std::
                 let seq_len = if stage == Stage::Prefill { 2048 } else { 1 };
                 let w = Workload::new(stage, 1, seq_len, 2048).flash_attention(flash);
                 let g = build_graph(&m, &w);
-                let last = g.nodes.last().map(|n| (n.role, n.span));
+                let last = g.nodes().last().map(|n| (n.role, n.span));
                 assert_eq!(last, Some((Role::LmHead, Span::Epilogue)), "{id}");
                 if id == "deepseek-v3" && !flash {
-                    deepseek.push(g.nodes.len());
+                    deepseek.push(g.nodes().len());
                 }
             }
         }

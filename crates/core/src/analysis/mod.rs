@@ -202,7 +202,7 @@ pub(crate) fn walk(
     mut row: impl FnMut(OpRow),
 ) -> Result<Totals, DeviceError> {
     let mut totals = Totals::default();
-    for node in &graph.nodes {
+    for node in graph.nodes() {
         let (kind, cost, compute) = (node.kind(), node.cost(), node.compute());
         let Some(roof) = roofs.roof_of(compute) else {
             return Err(roofs.missing_peak(compute));
@@ -236,7 +236,7 @@ pub fn evaluate_rows(
     device: &Device,
 ) -> Result<Vec<OpRow>, DeviceError> {
     let roofs = ChipRoofs::new(device, act)?;
-    let mut rows = Vec::with_capacity(graph.nodes.len());
+    let mut rows = Vec::with_capacity(graph.nodes().len());
     walk(graph, &roofs, |r| rows.push(r))?;
     Ok(rows)
 }

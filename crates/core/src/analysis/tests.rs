@@ -114,8 +114,8 @@ fn analyze_equals_the_graph_path_exactly() -> Result<(), Box<dyn std::error::Err
             assert_eq!(by_hand, a, "{} {w:?}", m.name);
             // The totals-only view agrees bit for bit, and one row per node.
             assert_eq!(evaluate_totals(&a.graph, &w, &device)?, a.totals);
-            assert_eq!(a.rows.len(), a.graph.nodes.len());
-            for (n, row) in a.graph.nodes.iter().zip(&a.rows) {
+            assert_eq!(a.rows.len(), a.graph.nodes().len());
+            for (n, row) in a.graph.nodes().iter().zip(&a.rows) {
                 assert_eq!(
                     (n.name, n.role, n.span, n.cost(), n.compute()),
                     (row.name, row.role, row.span, row.cost, row.compute)
@@ -175,7 +175,7 @@ fn into_parts_agrees_with_kind_cost_and_compute() {
     let mut kinds = std::collections::BTreeSet::new();
     for m in models() {
         for w in workloads() {
-            for node in build_graph(&m, &w).nodes {
+            for node in build_graph(&m, &w).nodes() {
                 let (kind, cost, compute) = node.op().clone().into_parts();
                 assert_eq!(kind, node.kind());
                 assert_eq!(cost, node.cost());
@@ -226,14 +226,14 @@ fn every_decoder_variant_has_its_roles_and_spans() -> Result<(), Box<dyn std::er
             // Each block's nodes add up to one execution per block per node kind: the spans of
             // the MLP kinds of a model with dense and MoE blocks partition the blocks.
             let in_blocks: u64 = g
-                .nodes
+                .nodes()
                 .iter()
                 .filter(|n| n.role.part() == crate::graph::Part::Mlp && n.span.in_blocks())
                 .filter(|n| n.role == Role::DownProj)
                 .map(|n| n.count())
                 .sum();
             let moe: u64 = g
-                .nodes
+                .nodes()
                 .iter()
                 .filter(|n| n.role == Role::MoeCombine)
                 .map(|n| n.count())

@@ -263,7 +263,7 @@ pub fn explain_node(
         .find(name)
         .ok_or_else(|| ExplainError::UnknownOperator {
             name: name.to_string(),
-            available: graph.nodes.iter().map(|n| n.name).collect(),
+            available: graph.nodes().iter().map(|n| n.name).collect(),
         })?;
     let row = stage
         .rows

@@ -96,13 +96,13 @@ impl Groups {
 fn would_cycle(graph: &OpGraph, g: &Groups, a: usize, b: usize) -> bool {
     let (ga, gb) = (g.of[a], g.of[b]);
     let in_pair = |i: usize| g.of[i] == ga || g.of[i] == gb;
-    let n = graph.nodes.len();
+    let n = graph.nodes().len();
     // Nodes reachable from the pair through at least one node outside it.
     let mut outside = vec![false; n];
     let mut stack: Vec<usize> = Vec::new();
     for i in 0..n {
         if in_pair(i) {
-            for &t in &graph.nodes[i].outputs {
+            for &t in &graph.nodes()[i].outputs {
                 for (c, _) in graph.consumers(t) {
                     if !in_pair(c) && !outside[c] {
                         outside[c] = true;
@@ -113,7 +113,7 @@ fn would_cycle(graph: &OpGraph, g: &Groups, a: usize, b: usize) -> bool {
         }
     }
     while let Some(i) = stack.pop() {
-        for &t in &graph.nodes[i].outputs {
+        for &t in &graph.nodes()[i].outputs {
             for (c, _) in graph.consumers(t) {
                 if in_pair(c) {
                     return true;
@@ -150,7 +150,7 @@ fn is_add(op: &Op) -> bool {
 
 fn act_precision(graph: &OpGraph) -> Precision {
     graph
-        .nodes
+        .nodes()
         .iter()
         .find_map(|n| match n.op() {
             Op::Gemm(g) => Some(g.a),
@@ -162,14 +162,14 @@ fn act_precision(graph: &OpGraph) -> Precision {
 /// Builds the plan `preset` gives for `graph` on a chip with `smem` bytes of shared memory per
 /// SM (`None`: unknown, tiles not checked).
 pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan {
-    let n = graph.nodes.len();
+    let n = graph.nodes().len();
     let mut g = Groups::new(n);
     let mut rejected = Vec::new();
     // Fusion stays inside the decoder blocks, and a kernel's nodes run in the same blocks
     // (DeepSeek-V3's dense MLP of blocks 0–2 fuses with itself, never with the attention of
     // every block).
-    let layer = |i: usize| graph.nodes[i].span.in_blocks();
-    let same = |i: usize, j: usize| graph.nodes[i].span == graph.nodes[j].span;
+    let layer = |i: usize| graph.nodes()[i].span.in_blocks();
+    let same = |i: usize, j: usize| graph.nodes()[i].span == graph.nodes()[j].span;
     let a = act_precision(graph);
     for &rule in preset.rules() {
         match rule {
@@ -181,7 +181,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                     find(Role::AttentionValues),
                 ) {
                     if let (Op::BatchedMatmul(q), Op::Softmax(_)) =
-                        (graph.nodes[qk].op(), graph.nodes[sm].op())
+                        (graph.nodes()[qk].op(), graph.nodes()[sm].op())
                     {
                         let tile = flash_tile(q.k, q.a, smem);
                         if tile.fits {
@@ -196,7 +196,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                                 kv_len: q.n,
                                 causal: true,
                                 window: None,
-                                v_head_dim: sv_dim(graph.nodes[sv].op()).filter(|&v| v != q.k),
+                                v_head_dim: sv_dim(graph.nodes()[sv].op()).filter(|&v| v != q.k),
                                 kv_shared: false,
                                 block_q: tile.block_q,
                                 act: q.a,
@@ -208,7 +208,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                         } else {
                             rejected.push(Rejected {
                                 rule,
-                                nodes: [qk, sm, sv].map(|i| graph.nodes[i].name).to_vec(),
+                                nodes: [qk, sm, sv].map(|i| graph.nodes()[i].name).to_vec(),
                                 reason: over(&tile),
                             });
                         }
@@ -217,14 +217,14 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
             }
             Rule::HorizontalGemm => {
                 for i in 0..n {
-                    if !layer(i) || !is_gemm(graph.nodes[i].op()) {
+                    if !layer(i) || !is_gemm(graph.nodes()[i].op()) {
                         continue;
                     }
                     for j in (i + 1)..n {
                         if layer(j)
                             && same(i, j)
-                            && is_gemm(graph.nodes[j].op())
-                            && graph.nodes[j].inputs.first() == graph.nodes[i].inputs.first()
+                            && is_gemm(graph.nodes()[j].op())
+                            && graph.nodes()[j].inputs.first() == graph.nodes()[i].inputs.first()
                             && g.of[i] != g.of[j]
                             && !would_cycle(graph, &g, i, j)
                         {
@@ -236,10 +236,10 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
             }
             Rule::NormPrologue => {
                 for i in 0..n {
-                    if !layer(i) || !matches!(graph.nodes[i].op(), Op::RmsNorm(_)) {
+                    if !layer(i) || !matches!(graph.nodes()[i].op(), Op::RmsNorm(_)) {
                         continue;
                     }
-                    let out = graph.nodes[i].outputs[0];
+                    let out = graph.nodes()[i].outputs[0];
                     let cons: Vec<usize> = graph.consumers(out).map(|(c, _)| c).collect();
                     let same_group = cons.windows(2).all(|w| g.of[w[0]] == g.of[w[1]]);
                     let same_span = cons.iter().all(|&c| same(i, c));
@@ -249,7 +249,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                         && !would_cycle(graph, &g, i, cons[0])
                         && cons
                             .iter()
-                            .all(|&c| layer(c) && is_gemm(graph.nodes[c].op()))
+                            .all(|&c| layer(c) && is_gemm(graph.nodes()[c].op()))
                     {
                         let tile = gemm_tile(a, true, 0, smem);
                         if tile.fits {
@@ -257,7 +257,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                         } else {
                             rejected.push(Rejected {
                                 rule,
-                                nodes: vec![graph.nodes[i].name],
+                                nodes: vec![graph.nodes()[i].name],
                                 reason: over(&tile),
                             });
                         }
@@ -266,7 +266,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
             }
             Rule::GemmEpilogue => {
                 for i in 0..n {
-                    let node = &graph.nodes[i];
+                    let node = &graph.nodes()[i];
                     if !layer(i)
                         || !matches!(
                             node.op(),
@@ -288,7 +288,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                         continue;
                     };
                     let grp = g.of[first];
-                    let has_gemm = g.members(grp).iter().any(|&m| is_gemm(graph.nodes[m].op()));
+                    let has_gemm = g.members(grp).iter().any(|&m| is_gemm(graph.nodes()[m].op()));
                     if !has_gemm || g.flash[grp].is_some() {
                         continue;
                     }
@@ -317,7 +317,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
             }
             Rule::ElementwiseChain => {
                 for i in 0..n {
-                    let node = &graph.nodes[i];
+                    let node = &graph.nodes()[i];
                     if !layer(i) || !is_vector(node.op()) || is_norm(node.op()) {
                         continue;
                     }
@@ -331,7 +331,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                                 && !g
                                     .members(g.of[p])
                                     .iter()
-                                    .any(|&m| is_gemm(graph.nodes[m].op()))
+                                    .any(|&m| is_gemm(graph.nodes()[m].op()))
                                 && !would_cycle(graph, &g, p, i)
                             {
                                 let tile = stream_tile(
@@ -347,14 +347,14 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
             }
             Rule::ResidualNorm => {
                 for i in 0..n {
-                    let node = &graph.nodes[i];
+                    let node = &graph.nodes()[i];
                     if !layer(i) || !is_norm(node.op()) {
                         continue;
                     }
                     let grp_has_gemm = g
                         .members(g.of[i])
                         .iter()
-                        .any(|&m| is_gemm(graph.nodes[m].op()));
+                        .any(|&m| is_gemm(graph.nodes()[m].op()));
                     if grp_has_gemm {
                         continue;
                     }
@@ -365,7 +365,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                             && !g
                                 .members(g.of[p])
                                 .iter()
-                                .any(|&m| is_gemm(graph.nodes[m].op()))
+                                .any(|&m| is_gemm(graph.nodes()[m].op()))
                             && !would_cycle(graph, &g, p, i)
                         {
                             let cols = match node.op() {
@@ -419,7 +419,7 @@ fn sv_dim(op: &Op) -> Option<u64> {
 fn kernels_from(graph: &OpGraph, g: &Groups) -> Vec<FusedKernel> {
     let mut seen = Vec::new();
     let mut out = Vec::new();
-    for i in 0..graph.nodes.len() {
+    for i in 0..graph.nodes().len() {
         let grp = g.of[i];
         if seen.contains(&grp) {
             continue;
@@ -448,37 +448,37 @@ fn kernel(
     let inside = |i: usize| nodes.contains(&i);
     let name = nodes
         .iter()
-        .map(|&i| graph.nodes[i].name)
+        .map(|&i| graph.nodes()[i].name)
         .collect::<Vec<_>>()
         .join("+");
     let compute = nodes
         .iter()
-        .map(|&i| graph.nodes[i].compute())
+        .map(|&i| graph.nodes()[i].compute())
         .find(|c| matches!(c, Compute::Matrix(_)))
         .unwrap_or(Compute::Vector);
-    let span = graph.nodes[nodes[0]].span;
+    let span = graph.nodes()[nodes[0]].span;
     let cost = if let Some(fa) = flash {
         Op::FlashAttention(fa).cost()
     } else {
-        let mut c: Cost = nodes.iter().map(|&i| graph.nodes[i].cost()).sum();
+        let mut c: Cost = nodes.iter().map(|&i| graph.nodes()[i].cost()).sum();
         let mut touched: Vec<TensorId> = Vec::new();
         for &i in nodes {
-            touched.extend(graph.nodes[i].inputs.iter().copied());
-            touched.extend(graph.nodes[i].outputs.iter().copied());
+            touched.extend(graph.nodes()[i].inputs.iter().copied());
+            touched.extend(graph.nodes()[i].outputs.iter().copied());
         }
         touched.sort_unstable();
         touched.dedup();
         for t in touched {
-            let bytes = graph.tensors[t].bytes;
+            let bytes = graph.tensors()[t].bytes;
             let readers_in = nodes
                 .iter()
-                .filter(|&&i| graph.nodes[i].inputs.contains(&t))
+                .filter(|&&i| graph.nodes()[i].inputs.contains(&t))
                 .count() as f64;
             let made_inside = graph.producer(t).is_some_and(|(p, _)| inside(p));
             if made_inside {
                 c.bytes_read = c.bytes_read - bytes * readers_in;
                 let needed_outside = graph.consumers(t).any(|(j, _)| !inside(j));
-                let persistent = graph.tensors[t].role != TensorRole::Activation;
+                let persistent = graph.tensors()[t].role != TensorRole::Activation;
                 let sink = graph.consumers(t).next().is_none();
                 if !needed_outside && !persistent && !sink {
                     c.bytes_written = c.bytes_written - bytes;
@@ -502,7 +502,7 @@ fn kernel(
 
 /// Every node of `graph` as one user-named kernel working on `tile`, fit or not.
 pub fn fuse_all(graph: &OpGraph, tile: &TilePlan) -> FusionPlan {
-    let all: Vec<usize> = (0..graph.nodes.len()).collect();
+    let all: Vec<usize> = (0..graph.nodes().len()).collect();
     let k = kernel(graph, &all, vec![Rule::UserChain], Some(tile.clone()), None);
     FusionPlan {
         kernels: vec![k],
@@ -519,7 +519,7 @@ pub fn plan_chain(
     smem: Option<Bytes>,
 ) -> (FusionPlan, TilePlan) {
     let tile = chain_tile(widest, a, smem);
-    let all: Vec<usize> = (0..graph.nodes.len()).collect();
+    let all: Vec<usize> = (0..graph.nodes().len()).collect();
     if tile.fits {
         let k = kernel(graph, &all, vec![Rule::UserChain], Some(tile.clone()), None);
         (
@@ -530,10 +530,10 @@ pub fn plan_chain(
             tile,
         )
     } else {
-        let g = Groups::new(graph.nodes.len());
+        let g = Groups::new(graph.nodes().len());
         let rejected = vec![Rejected {
             rule: Rule::UserChain,
-            nodes: graph.nodes.iter().map(|n| n.name).collect(),
+            nodes: graph.nodes().iter().map(|n| n.name).collect(),
             reason: over(&tile),
         }];
         (

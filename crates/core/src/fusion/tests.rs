@@ -156,7 +156,7 @@ fn summary_counts_launches() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn sinks(g: &OpGraph) -> Vec<usize> {
-    (0..g.tensors.len())
+    (0..g.tensors().len())
         .filter(|&t| g.producer(t).is_some() && g.consumers(t).next().is_none())
         .collect()
 }
@@ -190,7 +190,7 @@ proptest! {
         // Every node in exactly one kernel; the same sink tensors (outputs) are written.
         let mut seen: Vec<usize> = fused.kernels.iter().flat_map(|k| k.nodes.clone()).collect();
         seen.sort_unstable();
-        prop_assert_eq!(seen, (0..g.nodes.len()).collect::<Vec<_>>());
+        prop_assert_eq!(seen, (0..g.nodes().len()).collect::<Vec<_>>());
         for t in sinks(&g) {
             let Some((p, _)) = g.producer(t) else {
                 prop_assert!(false, "sink tensor {} has no producer", t);

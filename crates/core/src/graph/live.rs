@@ -28,15 +28,69 @@ impl LiveActivations {
     };
 }
 
+/// An activation tensor and the nodes `from..end` it is alive at ([`super::Tensor::alive`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Interval {
+    tensor: u32,
+    from: u32,
+    end: u32,
+}
+
 /// Graphs up to this many nodes keep the sweep's deltas on the stack; larger ones (the passes to
 /// come add nodes) in a vector.
-const STACK_NODES: usize = 128;
+const STACK_NODES: usize = 64;
 
 impl OpGraph {
     /// The peak of live activation memory over the nodes ([`LiveActivations`]): each activation
     /// adds its bytes at the first node it is alive at and takes them off after the last, and a
     /// running sum over the nodes gives the live bytes at each.
+    ///
+    /// A graph the decoder built reads the intervals it indexed then ([`OpGraph::index_live`]);
+    /// any other graph scans its tensors. Both give the same result (a test checks every
+    /// preset).
     pub fn peak_live_activations(&self) -> LiveActivations {
+        if self.built_from.is_some() {
+            self.peak_over(self.live.iter().map(|iv| {
+                let bytes = self.tensors.get(iv.tensor as usize).map_or(0.0, |t| t.bytes.get());
+                (iv.from as usize, iv.end as usize, bytes)
+            }))
+        } else {
+            self.peak_over(self.scan_live())
+        }
+    }
+
+    /// Every activation tensor's interval `from..end` of nodes and its bytes, in tensor order.
+    fn scan_live(&self) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
+        self.tensors
+            .iter()
+            .filter(|t| t.role == TensorRole::Activation)
+            .map(|t| {
+                let (from, to) = t.alive();
+                (from, to + 1, t.bytes.get())
+            })
+    }
+
+    /// Indexes the activation tensors' intervals for [`OpGraph::peak_live_activations`]. Valid
+    /// while [`OpGraph::built_from`] is set: the decoder sets both once a graph is built, and a
+    /// rewrite of sizes in place keeps the intervals; any other change clears it.
+    pub(crate) fn index_live(&mut self) {
+        self.live.clear();
+        for (i, t) in self.tensors.iter().enumerate() {
+            if t.role == TensorRole::Activation {
+                let (from, to) = t.alive();
+                self.live.push(Interval {
+                    tensor: i as u32,
+                    from: from as u32,
+                    end: to as u32 + 1,
+                });
+            }
+        }
+    }
+
+    /// The peak of a running sum over the nodes of the activations given as `(from, end,
+    /// bytes)`: each adds its bytes at node `from` and takes them off at node `end`.
+    #[inline(always)]
+    fn peak_over(&self, live: impl Iterator<Item = (usize, usize, f64)>) -> LiveActivations {
         let n = self.nodes.len();
         if n == 0 {
             return LiveActivations::NONE;
@@ -49,27 +103,26 @@ impl OpGraph {
             heap.resize(n + 1, 0.0);
             &mut heap
         };
-        for t in self
-            .tensors
-            .iter()
-            .filter(|t| t.role == TensorRole::Activation)
-        {
-            let (from, to) = t.alive();
-            delta[from] += t.bytes.get();
-            delta[to + 1] -= t.bytes.get();
-        }
-        let mut best = LiveActivations::NONE;
-        let mut live = 0.0;
-        for (i, d) in delta[..n].iter().enumerate() {
-            live += d;
-            if live > best.bytes.get() || best.at.is_empty() {
-                best = LiveActivations {
-                    bytes: Bytes(live),
-                    at: self.nodes[i].name,
-                };
+        for (from, end, bytes) in live {
+            // `from < end ≤ n` for a tensor of this graph.
+            if let (Some(a), Some(b)) = (delta.get(from), delta.get(end)) {
+                let (a, b) = (*a + bytes, *b - bytes);
+                delta[from] = a;
+                delta[end] = b;
             }
         }
-        best
+        // The first node where the running sum is largest.
+        let (mut at, mut peak, mut sum) = (0, f64::NEG_INFINITY, 0.0);
+        for (i, d) in delta[..n].iter().enumerate() {
+            sum += d;
+            if sum > peak {
+                (at, peak) = (i, sum);
+            }
+        }
+        LiveActivations {
+            bytes: Bytes(peak),
+            at: self.nodes[at].name,
+        }
     }
 }
 

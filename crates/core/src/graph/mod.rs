@@ -11,11 +11,14 @@
 //! Edges are held inline ([`Ports`], at most [`Ports::CAPACITY`] a side), so refilling a graph
 //! whose vectors have room allocates nothing.
 
+mod emit;
 mod live;
 mod ports;
 mod role;
 mod span;
 
+pub(crate) use emit::{Emit, Reshape};
+use live::Interval;
 pub use live::LiveActivations;
 pub use ports::Ports;
 pub use role::{Part, Role};
@@ -157,6 +160,12 @@ impl Node {
 
     /// Replaces the operator (a pass that reshapes a node, such as a sharding), repricing it.
     pub fn set_op(&mut self, op: Op) {
+        self.reprice(op);
+    }
+
+    /// [`Node::set_op`] folded into its caller, where the operator's variant is known.
+    #[inline(always)]
+    pub(crate) fn reprice(&mut self, op: Op) {
         let (kind, cost, compute) = op.clone().into_parts();
         (self.op, self.kind, self.cost, self.compute) = (op, kind, cost, compute);
     }
@@ -187,14 +196,30 @@ impl Node {
 }
 
 /// Operators connected by tensors, in forward (topological) order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// Two graphs are equal when their tensors, nodes and block counts are; what the decoder keeps
+/// to rebuild one faster is not compared.
+#[derive(Debug, Clone, Serialize)]
 pub struct OpGraph {
     /// Every tensor.
-    pub tensors: Vec<Tensor>,
+    tensors: Vec<Tensor>,
     /// Every node, in execution order.
-    pub nodes: Vec<Node>,
+    nodes: Vec<Node>,
     /// Decoder blocks of the model.
     pub layers: u64,
+    /// What the decoder built it from, while it holds nothing else: lets
+    /// [`crate::decoder::build_into`] rewrite sizes in place. Any other change clears it.
+    #[serde(skip)]
+    pub(crate) built_from: Option<crate::decoder::Blueprint>,
+    /// The activation tensors' intervals, while `built_from` is set ([`OpGraph::index_live`]).
+    #[serde(skip)]
+    live: Vec<Interval>,
+}
+
+impl PartialEq for OpGraph {
+    fn eq(&self, other: &Self) -> bool {
+        self.tensors == other.tensors && self.nodes == other.nodes && self.layers == other.layers
+    }
 }
 
 /// Room [`OpGraph::new`] makes: a dense decoder has 21 nodes and 45 tensors (unfused
@@ -209,7 +234,21 @@ impl OpGraph {
             tensors: Vec::with_capacity(TENSORS_HINT),
             nodes: Vec::with_capacity(NODES_HINT),
             layers,
+            built_from: None,
+            live: Vec::with_capacity(TENSORS_HINT),
         }
+    }
+
+    /// Every tensor, by [`TensorId`].
+    #[inline(always)]
+    pub fn tensors(&self) -> &[Tensor] {
+        &self.tensors
+    }
+
+    /// Every node, in execution order.
+    #[inline(always)]
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
     }
 
     /// Empties the graph for a model of `layers` blocks, keeping its buffers.
@@ -217,6 +256,8 @@ impl OpGraph {
         self.tensors.clear();
         self.nodes.clear();
         self.layers = layers;
+        self.built_from = None;
+        self.live.clear();
     }
 
     /// Adds a tensor of `elements` elements stored in `precision` and returns its id.
@@ -240,6 +281,7 @@ impl OpGraph {
         precision: Precision,
         role: TensorRole,
     ) -> TensorId {
+        self.built_from = None;
         self.tensors.push(Tensor {
             name,
             bytes,
@@ -263,6 +305,7 @@ impl OpGraph {
         inputs: &[TensorId],
         outputs: &[TensorId],
     ) {
+        self.built_from = None;
         let i = self.nodes.len() as u32;
         for &t in outputs {
             if let Some(x) = self.tensors.get_mut(t) {

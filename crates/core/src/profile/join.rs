@@ -395,8 +395,8 @@ pub fn join(analysis: &StageAnalysis, profile: &Profile) -> Join {
     let stepsf = steps as f64;
     // Forward order: the prologue, then each block's nodes (those whose span holds it), then
     // the epilogue.
-    let all = 0..graph.nodes.len();
-    let span = |i: usize| graph.nodes[i].span;
+    let all = 0..graph.nodes().len();
+    let span = |i: usize| graph.nodes()[i].span;
     let mut forward: Vec<usize> = all.clone().filter(|&i| span(i) == Span::Prologue).collect();
     for b in 0..graph.layers {
         forward.extend(all.clone().filter(
@@ -405,7 +405,7 @@ pub fn join(analysis: &StageAnalysis, profile: &Profile) -> Join {
     }
     forward.extend(all.clone().filter(|&i| span(i) == Span::Epilogue));
     let sigs: Vec<Option<Signature>> = graph
-        .nodes
+        .nodes()
         .iter()
         .map(|n| node_signature(n.role, n.op(), tokens))
         .collect();
@@ -418,8 +418,8 @@ pub fn join(analysis: &StageAnalysis, profile: &Profile) -> Join {
 
     let items = items(&profile.kernels);
     let mut seen: HashMap<Signature, usize> = HashMap::new();
-    let mut measured = vec![Seconds::ZERO; graph.nodes.len()];
-    let mut events = vec![0u64; graph.nodes.len()];
+    let mut measured = vec![Seconds::ZERO; graph.nodes().len()];
+    let mut events = vec![0u64; graph.nodes().len()];
     let mut unmatched: Vec<&Item> = Vec::new();
     let mut precisions: Vec<Precision> = Vec::new();
     for it in &items {
@@ -440,9 +440,9 @@ pub fn join(analysis: &StageAnalysis, profile: &Profile) -> Join {
         }
     }
 
-    let mut rows = Vec::with_capacity(graph.nodes.len());
+    let mut rows = Vec::with_capacity(graph.nodes().len());
     let mut notes = Vec::new();
-    for (i, node) in graph.nodes.iter().enumerate() {
+    for (i, node) in graph.nodes().iter().enumerate() {
         let Some(row) = analysis.rows.get(i) else {
             continue;
         };
