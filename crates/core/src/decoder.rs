@@ -29,7 +29,6 @@ use crate::workload::{Stage, Workload};
 pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
     let mut gr = OpGraph::new(model.layers);
     emit(model, workload, &mut gr);
-    gr.index_live();
     gr.built_from = Some(Blueprint::of(model, workload));
     gr
 }
@@ -53,13 +52,16 @@ pub fn build_into(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
         emit(model, workload, &mut same);
         if same.finish() {
             gr.layers = model.layers;
+            // Rebuilt once in place: the structure is being reused, so index its liveness.
+            if !gr.live_indexed() {
+                gr.index_live();
+            }
             debug_assert_eq!(*gr, build_graph(model, workload), "a rewrite in place");
             return;
         }
     }
     gr.clear(model.layers);
     emit(model, workload, gr);
-    gr.index_live();
     gr.built_from = Some(blueprint);
 }
 

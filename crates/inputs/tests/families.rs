@@ -366,3 +366,38 @@ fn every_preset_fits_the_allocation_free_node_list() -> Result<(), Box<dyn std::
     assert_eq!(deepseek, [37, 38]);
     Ok(())
 }
+
+#[test]
+fn every_preset_rebuilt_in_place_equals_a_fresh_build() -> Result<(), Box<dyn std::error::Error>> {
+    // One graph reused over batches, lengths, precisions, stages and attention forms, as a
+    // sweep or `analyze_into` reuses it: each rebuild equals the graph built from nothing, and
+    // so does its peak of live activations.
+    let int4 = Precisions::new(Precision::Int4, Precision::Fp16, Precision::Fp8)
+        .with_weight_scale_bytes(0.0625);
+    let mut workloads = Vec::new();
+    for stage in [Stage::Prefill, Stage::Decode] {
+        for (batch, len) in [(1, 128), (8, 4096), (3, 17)] {
+            for flash in [false, true] {
+                let seq = if stage == Stage::Prefill { len } else { 1 };
+                let w = Workload::new(stage, batch, seq, len).flash_attention(flash);
+                workloads.push(w.with_precisions(Precisions::uniform(Precision::Bf16)));
+                workloads.push(w.with_precisions(int4));
+            }
+        }
+    }
+    for id in roofline_inputs::config::preset_ids() {
+        let m = load_model(id)?;
+        let mut g = OpGraph::new(0);
+        for w in &workloads {
+            roofline_core::decoder::build_into(&m, w, &mut g);
+            let fresh = build_graph(&m, w);
+            assert_eq!(g, fresh, "{id} {w:?}");
+            assert_eq!(
+                g.peak_live_activations(),
+                fresh.peak_live_activations(),
+                "{id} {w:?}"
+            );
+        }
+    }
+    Ok(())
+}

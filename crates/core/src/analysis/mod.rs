@@ -191,7 +191,8 @@ pub fn validate(
 }
 
 /// Places every node of `graph` on `roofs`, calling `row` with each node's row, and returns the
-/// totals: the one walk behind [`evaluate`] and [`evaluate_totals`].
+/// totals: the one walk behind [`evaluate`] and [`evaluate_totals`] (each node through
+/// [`Walk::row`]).
 ///
 /// # Errors
 /// The chip has no peak for a node's precision (the first such node's).
@@ -201,15 +202,49 @@ pub(crate) fn walk(
     roofs: &ChipRoofs<'_>,
     mut row: impl FnMut(OpRow),
 ) -> Result<Totals, DeviceError> {
-    let mut totals = Totals::default();
+    let mut w = Walk::new(roofs);
     for node in graph.nodes() {
+        row(w.row(node));
+    }
+    w.finish()
+}
+
+/// The walk over a graph's nodes in forward order: each node's row, the totals so far, and the
+/// first node whose precision the chip has no peak for.
+pub(crate) struct Walk<'r, 'd> {
+    roofs: &'r ChipRoofs<'d>,
+    totals: Totals,
+    missing: Option<Compute>,
+}
+
+impl<'r, 'd> Walk<'r, 'd> {
+    #[inline(always)]
+    fn new(roofs: &'r ChipRoofs<'d>) -> Self {
+        Self {
+            roofs,
+            totals: Totals::default(),
+            missing: None,
+        }
+    }
+
+    /// The row of `node`, added to the totals. A node without a peak is noted (the first one
+    /// makes [`Walk::finish`] fail) and held against an infinite roof meanwhile.
+    #[inline(always)]
+    fn row(&mut self, node: &crate::graph::Node) -> OpRow {
         let (kind, cost, compute) = (node.kind(), node.cost(), node.compute());
-        let Some(roof) = roofs.roof_of(compute) else {
-            return Err(roofs.missing_peak(compute));
+        let roof = match self.roofs.roof_of(compute) {
+            Some(roof) => roof,
+            None => {
+                self.missing.get_or_insert(compute);
+                Roof {
+                    peak: FlopPerSec(f64::INFINITY),
+                    bandwidth: self.roofs.bandwidth,
+                }
+            }
         };
         let count = node.count();
-        totals.add_node(&cost, roof.time(&cost), count);
-        row(OpRow {
+        self.totals.add_node(&cost, roof.time(&cost), count);
+        OpRow {
             name: node.name,
             role: node.role,
             kind,
@@ -218,10 +253,18 @@ pub(crate) fn walk(
             cost,
             compute,
             roof,
-            launch_overhead: roofs.launch,
-        });
+            launch_overhead: self.roofs.launch,
+        }
     }
-    Ok(totals.with_launch(roofs.launch))
+
+    /// The totals with the launch overhead, or the first missing peak.
+    #[inline(always)]
+    fn finish(self) -> Result<Totals, DeviceError> {
+        match self.missing {
+            Some(compute) => Err(self.roofs.missing_peak(compute)),
+            None => Ok(self.totals.with_launch(self.roofs.launch)),
+        }
+    }
 }
 
 /// The rows of `graph` on `device`, for a graph outside a model (`roofline op`): the walk of
@@ -274,8 +317,17 @@ pub fn evaluate(
         .validate_for(device.capacity())
         .map_err(AnalysisError::Reserve)?;
     let roofs = ChipRoofs::new(device, workload.precisions.act)?;
-    let rows = &mut out.rows;
-    let totals = walk(&out.graph, &roofs, |r| rows.push(r))?;
+    // The walk, driven by `extend` over the nodes: one reservation, no check per row.
+    let mut w = Walk::new(&roofs);
+    out.rows
+        .extend(out.graph.nodes().iter().map(|node| w.row(node)));
+    let totals = match w.finish() {
+        Ok(totals) => totals,
+        Err(e) => {
+            out.rows.clear();
+            return Err(e.into());
+        }
+    };
     let memory = footprint(model, workload, &out.graph, device.capacity(), reserve);
     if memory.fits() == Some(false) {
         out.warnings.push(format!(

@@ -288,7 +288,10 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                         continue;
                     };
                     let grp = g.of[first];
-                    let has_gemm = g.members(grp).iter().any(|&m| is_gemm(graph.nodes()[m].op()));
+                    let has_gemm = g
+                        .members(grp)
+                        .iter()
+                        .any(|&m| is_gemm(graph.nodes()[m].op()));
                     if !has_gemm || g.flash[grp].is_some() {
                         continue;
                     }

@@ -14,8 +14,8 @@ use crate::ops::Op;
 use crate::precision::Precision;
 use crate::units::Bytes;
 
-/// What a graph builder writes to, in forward order: [`OpGraph`] itself (appending) or a
-/// [`Reshape`] of it.
+/// What a graph builder writes to, in forward order: [`OpGraph`] itself (appending; the
+/// builder sets [`OpGraph::built_from`] when done) or a [`Reshape`] of it.
 pub(crate) trait Emit {
     /// A tensor of `bytes` stored in `precision`; returns its id.
     fn tensor_bytes(
@@ -59,7 +59,7 @@ impl Emit for OpGraph {
         precision: Precision,
         role: TensorRole,
     ) -> TensorId {
-        OpGraph::tensor_bytes(self, name, bytes, precision, role)
+        self.push_tensor(name, bytes, precision, role)
     }
 
     #[inline(always)]
@@ -72,7 +72,7 @@ impl Emit for OpGraph {
         inputs: &[TensorId],
         outputs: &[TensorId],
     ) {
-        OpGraph::node(self, name, role, span, op, inputs, outputs)
+        self.push_node(name, role, span, op, inputs, outputs)
     }
 }
 

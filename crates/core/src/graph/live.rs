@@ -49,9 +49,12 @@ impl OpGraph {
     /// any other graph scans its tensors. Both give the same result (a test checks every
     /// preset).
     pub fn peak_live_activations(&self) -> LiveActivations {
-        if self.built_from.is_some() {
+        if self.live_indexed() {
             self.peak_over(self.live.iter().map(|iv| {
-                let bytes = self.tensors.get(iv.tensor as usize).map_or(0.0, |t| t.bytes.get());
+                let bytes = self
+                    .tensors
+                    .get(iv.tensor as usize)
+                    .map_or(0.0, |t| t.bytes.get());
                 (iv.from as usize, iv.end as usize, bytes)
             }))
         } else {
@@ -70,11 +73,19 @@ impl OpGraph {
             })
     }
 
-    /// Indexes the activation tensors' intervals for [`OpGraph::peak_live_activations`]. Valid
-    /// while [`OpGraph::built_from`] is set: the decoder sets both once a graph is built, and a
-    /// rewrite of sizes in place keeps the intervals; any other change clears it.
+    /// Whether [`OpGraph::index_live`] holds this graph's intervals: it was indexed since the
+    /// graph was last cleared, and nothing was appended since (which clears
+    /// [`OpGraph::built_from`]).
+    #[inline(always)]
+    pub(crate) fn live_indexed(&self) -> bool {
+        self.built_from.is_some() && self.live_valid
+    }
+
+    /// Indexes the activation tensors' intervals for [`OpGraph::peak_live_activations`], for a
+    /// graph the decoder built and rewrites in place (which keeps the intervals).
     pub(crate) fn index_live(&mut self) {
         self.live.clear();
+        self.live_valid = true;
         for (i, t) in self.tensors.iter().enumerate() {
             if t.role == TensorRole::Activation {
                 let (from, to) = t.alive();

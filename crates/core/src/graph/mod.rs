@@ -211,9 +211,12 @@ pub struct OpGraph {
     /// [`crate::decoder::build_into`] rewrite sizes in place. Any other change clears it.
     #[serde(skip)]
     pub(crate) built_from: Option<crate::decoder::Blueprint>,
-    /// The activation tensors' intervals, while `built_from` is set ([`OpGraph::index_live`]).
+    /// The activation tensors' intervals ([`OpGraph::index_live`]), valid while `live_valid`
+    /// and `built_from` are set.
     #[serde(skip)]
     live: Vec<Interval>,
+    #[serde(skip)]
+    live_valid: bool,
 }
 
 impl PartialEq for OpGraph {
@@ -235,7 +238,8 @@ impl OpGraph {
             nodes: Vec::with_capacity(NODES_HINT),
             layers,
             built_from: None,
-            live: Vec::with_capacity(TENSORS_HINT),
+            live: Vec::new(),
+            live_valid: false,
         }
     }
 
@@ -257,7 +261,7 @@ impl OpGraph {
         self.nodes.clear();
         self.layers = layers;
         self.built_from = None;
-        self.live.clear();
+        self.live_valid = false;
     }
 
     /// Adds a tensor of `elements` elements stored in `precision` and returns its id.
@@ -282,6 +286,18 @@ impl OpGraph {
         role: TensorRole,
     ) -> TensorId {
         self.built_from = None;
+        self.push_tensor(name, bytes, precision, role)
+    }
+
+    /// [`OpGraph::tensor_bytes`] for the decoder, which sets what it built from once done.
+    #[inline(always)]
+    pub(crate) fn push_tensor(
+        &mut self,
+        name: &'static str,
+        bytes: Bytes,
+        precision: Precision,
+        role: TensorRole,
+    ) -> TensorId {
         self.tensors.push(Tensor {
             name,
             bytes,
@@ -306,6 +322,20 @@ impl OpGraph {
         outputs: &[TensorId],
     ) {
         self.built_from = None;
+        self.push_node(name, role, span, op, inputs, outputs);
+    }
+
+    /// [`OpGraph::node`] for the decoder, which sets what it built from once done.
+    #[inline(always)]
+    pub(crate) fn push_node(
+        &mut self,
+        name: &'static str,
+        role: Role,
+        span: Span,
+        op: Op,
+        inputs: &[TensorId],
+        outputs: &[TensorId],
+    ) {
         let i = self.nodes.len() as u32;
         for &t in outputs {
             if let Some(x) = self.tensors.get_mut(t) {
