@@ -1,12 +1,12 @@
 //! One full analysis of Llama-2-7B on the RTX A6000, both stages (prefill 2048, decode at
 //! context 2048, batch 1, bf16): what `roofline analyze` computes. The bars: evaluating the
-//! graph for a new batch or length (rebuilt into the buffers it had, then evaluated) ≤ 1 µs;
+//! built graph for a new batch or length (its sizes rewritten in place, then evaluated) ≤ 1 µs;
 //! building and evaluating from a parsed config with fresh buffers ≤ 3 µs.
 //!
 //! Side by side: `analyze` (graph and rows in fresh allocations per stage), `analyze_into` (the
-//! graph rebuilt for the new workload into the previous one's buffers and evaluated, as a sweep
-//! or a server runs it), `evaluate` alone (the graph already built) and `evaluate_totals` (the
-//! same walk, no rows).
+//! graph of the previous call rewritten for the workload and evaluated, as a sweep or a server
+//! runs it), `evaluate` alone (the graph already built) and `evaluate_totals` (the same walk, no
+//! rows).
 //!
 //! `cargo bench -p roofline-core --bench analysis`
 
