@@ -31,6 +31,7 @@ fn bench(c: &mut Criterion) {
         contexts: &contexts,
         batches: &batches,
         flash_attention: false,
+        logits: roofline_core::workload::Logits::Last,
         reserve: Reserve::DEFAULT,
     };
     let mut group = c.benchmark_group("sweep");

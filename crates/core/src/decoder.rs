@@ -4,7 +4,7 @@
 //! k_proj, v_proj, rotary_emb, kv_cache_write, attention (qk_matmul, softmax, sv_matmul; or one
 //! fused `attention`), o_proj, attn_residual_add, post_attention_layernorm, gate_proj, up_proj,
 //! act_fn, act_mul, down_proj, mlp_residual_add. Once per model: embed_tokens, norm, lm_head (on the last
-//! position of each sequence).
+//! position of each sequence, or on every position: [`crate::workload::Logits`]).
 //!
 //! Notation: B batch, s tokens per sequence in this pass, T = B·s, L keys per sequence
 //! ([`Workload::kv_len`]), d hidden, h heads, g kv heads, e head_dim, f intermediate, V vocab;
@@ -14,9 +14,10 @@ use crate::graph::{Emit, OpGraph, Reshape, Role, Span, TensorId, TensorRole};
 use crate::model::{
     Activation, Mla, MlpKind, Moe, Naming, NormKind, Positions, Transformer, Variant,
 };
+use crate::one_op::AttentionSpec;
 use crate::ops::{
-    BatchedMatmul, Elementwise, Embedding, ExpertGemm, FlashAttention, Gemm, KvCacheWrite,
-    LayerNorm, Op, RmsNorm, Rotary, Softmax, ADD_FLOPS_PER_ELEMENT, GELU_FLOPS_PER_ELEMENT,
+    BatchedMatmul, CausalCount, Elementwise, Embedding, ExpertGemm, Gemm, KvCacheWrite, LayerNorm,
+    Op, RmsNorm, Rotary, Softmax, ADD_FLOPS_PER_ELEMENT, GELU_FLOPS_PER_ELEMENT,
     MUL_FLOPS_PER_ELEMENT, RELU_FLOPS_PER_ELEMENT, SILU_FLOPS_PER_ELEMENT, TOKEN_ID_BYTES,
 };
 use crate::precision::Precision;
@@ -118,6 +119,8 @@ impl Blueprint {
             context: _,
             precisions: _,
             flash_attention,
+            // Only lm_head's rows and the logits' size: the same node either way.
+            logits: _,
         } = workload;
         Self {
             dims: [
@@ -234,6 +237,8 @@ struct Cx<'m> {
     e: u64,
     tf: f64,
     df: f64,
+    /// Rows lm_head computes logits for ([`Workload::logit_rows`]).
+    logit_rows: u64,
     /// Every block.
     all: Span,
     flash: bool,
@@ -266,6 +271,7 @@ impl<'m> Cx<'m> {
             e: model.head_dim,
             tf: workload.tokens() as f64,
             df: model.hidden as f64,
+            logit_rows: workload.logit_rows(),
             all: Span::all_blocks(model.layers),
             flash: workload.flash_attention,
             prefill,
@@ -634,27 +640,29 @@ fn attention_core(
     out: TensorId,
 ) {
     let (b, s, l, a) = (cx.b, cx.s, cx.l, cx.a);
+    // The kernels as `roofline op attention` builds them (one description, one formula).
+    let spec = AttentionSpec {
+        batch: b,
+        heads: sh.heads,
+        kv_heads: sh.kv_heads,
+        head_dim: sh.qk_dim,
+        head_dim_v: (sh.v_dim != sh.qk_dim).then_some(sh.v_dim),
+        q_len: s,
+        kv_len: l,
+        causal: true,
+        causal_count: CausalCount::Exact,
+        window: sh.window,
+        kv_shared: sh.kv_shared,
+        fused: cx.flash,
+        act: a,
+        kv: sh.kv,
+    };
     if cx.flash {
-        let op = Op::FlashAttention(FlashAttention {
-            batch: b,
-            heads: sh.heads,
-            kv_heads: sh.kv_heads,
-            head_dim: sh.qk_dim,
-            q_len: s,
-            kv_len: l,
-            causal: true,
-            window: sh.window,
-            v_head_dim: (sh.v_dim != sh.qk_dim).then_some(sh.v_dim),
-            kv_shared: sh.kv_shared,
-            block_q: None,
-            act: a,
-            kv: sh.kv,
-        });
         gr.node(
             "attention",
             Role::FusedAttention,
             cx.all,
-            op,
+            spec.fused_kernel(),
             &[q, k_src, v_src],
             &[out],
         );
@@ -664,38 +672,19 @@ fn attention_core(
     let score_elems = (b * sh.heads * s) as f64 * l as f64;
     let scores = gr.tensor("scores", score_elems, a, Act);
     let probs = gr.tensor("probs", score_elems, a, Act);
-    let bmm = |m: u64, n: u64, k: u64| {
-        Op::BatchedMatmul(BatchedMatmul {
-            batch: b * sh.heads,
-            shared: sh.heads / sh.kv_heads.max(1),
-            m,
-            n,
-            k,
-            a,
-            b: sh.kv,
-            c: a,
-            compute: a,
-        })
-    };
     gr.node(
         "qk_matmul",
         Role::AttentionScores,
         cx.all,
-        bmm(s, l, sh.qk_dim),
+        spec.qk_kernel(),
         &[q, k_src],
         &[scores],
     );
-    let sm = Op::Softmax(Softmax {
-        rows: b * sh.heads * s,
-        cols: l,
-        scale_mask: true,
-        precision: a,
-    });
     gr.node(
         "softmax",
         Role::AttentionSoftmax,
         cx.all,
-        sm,
+        spec.softmax_kernel(),
         &[scores],
         &[probs],
     );
@@ -703,7 +692,7 @@ fn attention_core(
         "sv_matmul",
         Role::AttentionValues,
         cx.all,
-        bmm(s, sh.v_dim, l),
+        spec.sv_kernel(),
         &[probs, v_src],
         &[out],
     );
@@ -1244,7 +1233,8 @@ fn mlp_moe(cx: &Cx, gr: &mut impl Emit, moe: &Moe, span: Span, x3: TensorId, out
     );
 }
 
-/// Final norm and lm_head on the last position of each sequence.
+/// Final norm, and lm_head on the positions [`Workload::logits`] asks for: the last of each
+/// sequence (m = B) or every one (m = T).
 #[inline(always)]
 fn head(cx: &Cx, gr: &mut impl Emit, x4: TensorId) {
     let m = cx.model;
@@ -1269,12 +1259,12 @@ fn head(cx: &Cx, gr: &mut impl Emit, x4: TensorId) {
         cx.w,
         Weight,
     );
-    let logits = gr.tensor("logits", (cx.b * m.vocab) as f64, cx.a, Act);
+    let logits = gr.tensor("logits", (cx.logit_rows * m.vocab) as f64, cx.a, Act);
     gr.node(
         "lm_head",
         Role::LmHead,
         Span::Epilogue,
-        cx.linear(cx.b, m.vocab, cx.d, false),
+        cx.linear(cx.logit_rows, m.vocab, cx.d, false),
         &[xf, head_w],
         &[logits],
     );

@@ -32,6 +32,7 @@ fn wl(stage: Stage, batch: u64, len: u64, flash: bool) -> Workload {
         context: len,
         precisions: Precisions::uniform(Precision::Bf16),
         flash_attention: flash,
+        logits: crate::workload::Logits::Last,
     }
 }
 

@@ -61,6 +61,7 @@ impl DecodeStep {
             context,
             precisions,
             flash_attention: false,
+            logits: crate::workload::Logits::Last,
         };
         validate(model, &w, Reserve::DEFAULT)?;
         let flops = build_graph(model, &w)

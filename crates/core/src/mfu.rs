@@ -23,12 +23,11 @@
 
 use crate::analysis::{validate, AnalysisError};
 use crate::decoder::build_graph;
-use crate::graph::Role;
 use crate::memory::Reserve;
 use crate::model::Transformer;
 use crate::precision::Precision;
 use crate::units::{Flop, FlopPerSec, Seconds};
-use crate::workload::{Precisions, Stage, Workload};
+use crate::workload::{Logits, Precisions, Stage, Workload};
 use serde::Serialize;
 use std::fmt;
 
@@ -187,9 +186,10 @@ pub fn megatron(layers: u64, hidden: u64, seq_len: u64, vocab: u64) -> ForwardSp
 }
 
 /// Our operator graph: the prefill of one sequence of `seq_len` tokens, eager attention (every
-/// score), per token. Training computes logits at every position, so lm_head (which inference
-/// runs on the last position only) counts `seq_len` times. Nodes outside the blocks are the
-/// head; QKᵀ, softmax and S·V are the attention scores; the rest of each block is blocks.
+/// score), per token. Training computes logits at every position, so lm_head runs on all
+/// `seq_len` of them ([`Logits::All`]; inference runs it on the last position only). Nodes
+/// outside the blocks are the head; QKᵀ, softmax and S·V are the attention scores; the rest of
+/// each block is blocks.
 ///
 /// # Errors
 /// An invalid model or sequence length.
@@ -201,6 +201,7 @@ pub fn graph(model: &Transformer, seq_len: u64) -> Result<ForwardSplit, Analysis
         context: 0,
         precisions: Precisions::uniform(Precision::Bf16),
         flash_attention: false,
+        logits: Logits::All,
     };
     validate(model, &workload, Reserve::DEFAULT)?;
     let graph = build_graph(model, &workload);
@@ -208,11 +209,7 @@ pub fn graph(model: &Transformer, seq_len: u64) -> Result<ForwardSplit, Analysis
     for n in graph.nodes() {
         let flops = n.cost().flops * n.count() as f64;
         if !n.span.in_blocks() {
-            head += if n.role == Role::LmHead {
-                flops * seq_len as f64
-            } else {
-                flops
-            };
+            head += flops;
         } else if n.role.is_attention_core() {
             attention += flops;
         } else {

@@ -9,7 +9,7 @@
 use crate::analysis::OpRow;
 use crate::device::{Device, DeviceError};
 use crate::graph::{OpGraph, Role, Span};
-use crate::ops::{BatchedMatmul, FlashAttention, Op, Softmax};
+use crate::ops::{BatchedMatmul, CausalCount, FlashAttention, Op, Softmax};
 use crate::precision::Precision;
 use crate::roofline::{Bound, RooflinePoint};
 use crate::units::Seconds;
@@ -36,16 +36,20 @@ impl fmt::Display for ShapeError {
 }
 impl std::error::Error for ShapeError {}
 
-/// Attention over `batch` sequences with `heads` query heads sharing `kv_heads` key/value heads
-/// of `head_dim` elements, `q_len` queries attending to `kv_len` keys per sequence.
+/// Attention over `batch` sequences with `heads` query heads sharing `kv_heads` key/value heads,
+/// `q_len` queries attending to `kv_len` keys per sequence, query and key heads of `head_dim`
+/// elements and value heads of `head_dim_v` (MLA's `v_head_dim`; `head_dim` when `None`).
 ///
-/// - `fused`: one [`FlashAttention`] kernel (causal pairs only, when `causal`; scores never reach
-///   main memory; K and V read once).
+/// The one description of the attention kernels: `roofline op attention` and the decoder graph
+/// ([`crate::decoder`]) both build their kernels from it.
+///
+/// - `fused`: one [`FlashAttention`] kernel (causal pairs only, when `causal`, their diagonal
+///   block counted by `causal_count`; scores never reach main memory; K and V read once).
 /// - not fused: [`BatchedMatmul`] QKᵀ (`qk_matmul`: batch·heads products of q_len × head_dim by
 ///   head_dim × kv_len, `heads / kv_heads` query heads sharing one K), [`Softmax`] with scale and
-///   mask (`softmax`: batch·heads·q_len rows of kv_len) and S·V (`sv_matmul`). Eager attention
-///   computes every score, masked or not (Hugging Face `eager_attention_forward`), so `causal`
-///   does not change its cost.
+///   mask (`softmax`: batch·heads·q_len rows of kv_len) and S·V (`sv_matmul`: q_len × kv_len by
+///   kv_len × head_dim_v). Eager attention computes every score, masked or not (Hugging Face
+///   `eager_attention_forward`), so `causal` does not change its cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct AttentionSpec {
     /// Sequences.
@@ -54,14 +58,24 @@ pub struct AttentionSpec {
     pub heads: u64,
     /// Key/value heads (a divisor of `heads`).
     pub kv_heads: u64,
-    /// Elements per head.
+    /// Elements per query and key head (the score matmul's reduction).
     pub head_dim: u64,
+    /// Elements per value head, when it differs from `head_dim` (MLA: 128 beside 192 in
+    /// DeepSeek-V3's prefill), or `None` for `head_dim`. S·V and the output use it.
+    pub head_dim_v: Option<u64>,
     /// Queries per sequence.
     pub q_len: u64,
     /// Keys per sequence.
     pub kv_len: u64,
     /// Causal mask.
     pub causal: bool,
+    /// How the fused kernel counts the diagonal block of the causal mask.
+    pub causal_count: CausalCount,
+    /// Sliding window of the fused kernel: each query sees at most this many most recent keys.
+    pub window: Option<u64>,
+    /// K and V are one tensor read once (MLA's cached latent, V its first `head_dim_v`
+    /// elements).
+    pub kv_shared: bool,
     /// One fused kernel (FlashAttention) instead of three.
     pub fused: bool,
     /// Precision of Q, scores, output and the computation.
@@ -71,6 +85,12 @@ pub struct AttentionSpec {
 }
 
 impl AttentionSpec {
+    /// Elements per value head: `head_dim_v`, or `head_dim`.
+    #[inline(always)]
+    pub fn v_dim(&self) -> u64 {
+        self.head_dim_v.unwrap_or(self.head_dim)
+    }
+
     /// Checks that every size is positive and `kv_heads` divides `heads`.
     ///
     /// # Errors
@@ -81,6 +101,7 @@ impl AttentionSpec {
             ("--heads", self.heads),
             ("--kv-heads", self.kv_heads),
             ("--head-dim", self.head_dim),
+            ("--head-dim-v", self.v_dim()),
             ("--q-len", self.q_len),
             ("--kv-len", self.kv_len),
         ] {
@@ -95,6 +116,7 @@ impl AttentionSpec {
             ("--batch", self.batch),
             ("--heads", self.heads),
             ("--head-dim", self.head_dim),
+            ("--head-dim-v", self.v_dim()),
             ("--q-len", self.q_len),
             ("--kv-len", self.kv_len),
         ] {
@@ -128,55 +150,76 @@ impl AttentionSpec {
         Ok(())
     }
 
+    /// The fused kernel: one [`FlashAttention`].
+    #[inline(always)]
+    pub fn fused_kernel(&self) -> Op {
+        let v = self.v_dim();
+        Op::FlashAttention(FlashAttention {
+            batch: self.batch,
+            heads: self.heads,
+            kv_heads: self.kv_heads,
+            head_dim: self.head_dim,
+            q_len: self.q_len,
+            kv_len: self.kv_len,
+            causal: self.causal,
+            causal_count: self.causal_count,
+            window: self.window,
+            v_head_dim: (v != self.head_dim).then_some(v),
+            kv_shared: self.kv_shared,
+            block_q: None,
+            act: self.act,
+            kv: self.kv,
+        })
+    }
+
+    #[inline(always)]
+    fn bmm(&self, m: u64, n: u64, k: u64) -> Op {
+        Op::BatchedMatmul(BatchedMatmul {
+            batch: self.batch * self.heads,
+            shared: self.heads / self.kv_heads.max(1),
+            m,
+            n,
+            k,
+            a: self.act,
+            b: self.kv,
+            c: self.act,
+            compute: self.act,
+        })
+    }
+
+    /// Eager QKᵀ: batch·heads products of q_len × head_dim by head_dim × kv_len.
+    #[inline(always)]
+    pub fn qk_kernel(&self) -> Op {
+        self.bmm(self.q_len, self.kv_len, self.head_dim)
+    }
+
+    /// Eager softmax with scale and mask: batch·heads·q_len rows of kv_len scores.
+    #[inline(always)]
+    pub fn softmax_kernel(&self) -> Op {
+        Op::Softmax(Softmax {
+            rows: self.batch * self.heads * self.q_len,
+            cols: self.kv_len,
+            scale_mask: true,
+            precision: self.act,
+        })
+    }
+
+    /// Eager S·V: batch·heads products of q_len × kv_len by kv_len × head_dim_v.
+    #[inline(always)]
+    pub fn sv_kernel(&self) -> Op {
+        self.bmm(self.q_len, self.v_dim(), self.kv_len)
+    }
+
     /// The kernels this attention runs as, with their names: `attention` when fused, else
     /// `qk_matmul`, `softmax`, `sv_matmul`.
     pub fn kernels(&self) -> Vec<(&'static str, Op)> {
-        let a = self.act;
         if self.fused {
-            return vec![(
-                "attention",
-                Op::FlashAttention(FlashAttention {
-                    batch: self.batch,
-                    heads: self.heads,
-                    kv_heads: self.kv_heads,
-                    head_dim: self.head_dim,
-                    q_len: self.q_len,
-                    kv_len: self.kv_len,
-                    causal: self.causal,
-                    window: None,
-                    v_head_dim: None,
-                    kv_shared: false,
-                    block_q: None,
-                    act: a,
-                    kv: self.kv,
-                }),
-            )];
+            return vec![("attention", self.fused_kernel())];
         }
-        let bmm = |m: u64, n: u64, k: u64| {
-            Op::BatchedMatmul(BatchedMatmul {
-                batch: self.batch * self.heads,
-                shared: self.heads / self.kv_heads.max(1),
-                m,
-                n,
-                k,
-                a,
-                b: self.kv,
-                c: a,
-                compute: a,
-            })
-        };
         vec![
-            ("qk_matmul", bmm(self.q_len, self.kv_len, self.head_dim)),
-            (
-                "softmax",
-                Op::Softmax(Softmax {
-                    rows: self.batch * self.heads * self.q_len,
-                    cols: self.kv_len,
-                    scale_mask: true,
-                    precision: a,
-                }),
-            ),
-            ("sv_matmul", bmm(self.q_len, self.head_dim, self.kv_len)),
+            ("qk_matmul", self.qk_kernel()),
+            ("softmax", self.softmax_kernel()),
+            ("sv_matmul", self.sv_kernel()),
         ]
     }
 }
@@ -271,9 +314,13 @@ mod tests {
             heads: 32,
             kv_heads: 8,
             head_dim: 128,
+            head_dim_v: None,
             q_len: 1,
             kv_len: 4096,
             causal: true,
+            causal_count: CausalCount::Exact,
+            window: None,
+            kv_shared: false,
             fused: false,
             act: Precision::Bf16,
             kv: Precision::Bf16,
@@ -302,9 +349,13 @@ mod tests {
             heads: 32,
             kv_heads: 5,
             head_dim: 128,
+            head_dim_v: None,
             q_len: 1,
             kv_len: 1,
             causal: false,
+            causal_count: CausalCount::Exact,
+            window: None,
+            kv_shared: false,
             fused: true,
             act: Precision::Bf16,
             kv: Precision::Bf16,

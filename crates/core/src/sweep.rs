@@ -47,7 +47,7 @@ use crate::model::Transformer;
 use crate::ops::{Cost, OpKind};
 use crate::roofline::Bound;
 use crate::units::{Bytes, FlopPerByte, FlopPerSec, Seconds};
-use crate::workload::{Precisions, Stage, Workload, MAX_BATCH};
+use crate::workload::{Logits, Precisions, Stage, Workload, MAX_BATCH};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -179,6 +179,8 @@ pub struct SweepSpec<'a> {
     pub batches: &'a [u64],
     /// Fused attention.
     pub flash_attention: bool,
+    /// The positions lm_head computes logits for in prefill ([`Logits`]).
+    pub logits: Logits,
     /// Memory the runtime keeps on each device ([`crate::memory`]).
     pub reserve: Reserve,
 }
@@ -211,6 +213,8 @@ pub struct SweepGroup {
     pub seq_len: u64,
     /// Cached tokens per sequence (decode; 0 in prefill).
     pub context: u64,
+    /// The positions lm_head computes logits for.
+    pub logits: Logits,
     /// Dense matrix peak for the activation precision, FLOP/s.
     pub peak: FlopPerSec,
     /// Ridge of the matrix roof (activation precision), FLOP/byte.
@@ -243,6 +247,7 @@ impl SweepGroup {
             context: self.context,
             precisions: self.precisions,
             flash_attention: flash,
+            logits: self.logits,
         }
     }
 }
@@ -419,6 +424,7 @@ fn plan_group(
         stage,
         seq_len,
         context,
+        logits: spec.logits,
         peak,
         ridge: peak / roofs_of_chip.bandwidth,
         capacity: device.capacity(),
@@ -591,6 +597,7 @@ mod tests {
             contexts: &[2048],
             batches: &[1, 8, 32, 128],
             flash_attention: false,
+            logits: Logits::Last,
             reserve: Reserve::DEFAULT,
         };
         sweep(&spec)
@@ -719,6 +726,7 @@ mod tests {
                     contexts: &[len],
                     batches: &batches,
                     flash_attention: false,
+                    logits: Logits::Last,
                     reserve: Reserve::DEFAULT,
                 };
                 let s = sweep(&spec)?;
@@ -785,6 +793,7 @@ mod tests {
             contexts: &[0, 4095],
             batches: &[1, 3, 64, 1024],
             flash_attention: true,
+            logits: Logits::Last,
             reserve: Reserve::DEFAULT,
         };
         let s = sweep(&spec)?;
@@ -832,6 +841,7 @@ mod tests {
             contexts: &[4096],
             batches: &[27, 28],
             flash_attention: false,
+            logits: Logits::Last,
             reserve: Reserve::DEFAULT,
         };
         let s = sweep(&spec)?;
@@ -876,6 +886,7 @@ mod tests {
             contexts: &[2048],
             batches: &[0],
             flash_attention: false,
+            logits: Logits::Last,
             reserve: Reserve::DEFAULT,
         };
         assert!(matches!(sweep(&spec), Err(AnalysisError::Workload(e)) if e.field == "--batch"));

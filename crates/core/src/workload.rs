@@ -24,6 +24,41 @@ impl fmt::Display for Stage {
     }
 }
 
+/// The positions of each sequence the language-model head (`lm_head`) computes logits for.
+///
+/// Only prefill differs: a decode step has one position per sequence either way.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Logits {
+    /// The last position only: all generation needs to sample the next token (Hugging Face
+    /// `generate` prefills with `logits_to_keep=1`; vLLM computes logits for the sampled
+    /// positions only). lm_head is one row per sequence: m = B.
+    #[default]
+    Last,
+    /// Every position: training (the loss is taken at every next token) and scoring a whole
+    /// sequence (perplexity, log-likelihood). lm_head is one row per token: m = B·s.
+    All,
+}
+
+impl Logits {
+    /// Short id as the CLI spells it (`last`, `all`).
+    pub fn id(self) -> &'static str {
+        match self {
+            Logits::Last => "last",
+            Logits::All => "all",
+        }
+    }
+}
+
+impl fmt::Display for Logits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
 /// Storage precisions of weights, activations and the KV cache, and the precision GEMMs compute
 /// in.
 ///
@@ -141,6 +176,8 @@ pub struct Workload {
     pub precisions: Precisions,
     /// Attention as one fused FlashAttention kernel (else QKᵀ, softmax, S·V).
     pub flash_attention: bool,
+    /// The positions lm_head computes logits for (prefill; decode has one either way).
+    pub logits: Logits,
 }
 
 /// A workload field that cannot be used.
@@ -186,8 +223,9 @@ impl std::error::Error for WorkloadError {}
 impl Workload {
     /// One forward pass of `stage` over `batch` sequences: `seq_len` prompt tokens each
     /// (prefill), or one new token against `context` cached tokens each (decode; `seq_len` is
-    /// then not used). bf16 weights, activations and KV cache, unfused attention; set them with
-    /// [`Workload::with_precisions`] and [`Workload::flash_attention`].
+    /// then not used). bf16 weights, activations and KV cache, unfused attention, logits on the
+    /// last position; set them with [`Workload::with_precisions`], [`Workload::flash_attention`]
+    /// and [`Workload::with_logits`].
     pub fn new(stage: Stage, batch: u64, seq_len: u64, context: u64) -> Self {
         Self {
             stage,
@@ -196,6 +234,7 @@ impl Workload {
             context,
             precisions: Precisions::uniform(Precision::Bf16),
             flash_attention: false,
+            logits: Logits::Last,
         }
     }
 
@@ -240,6 +279,32 @@ impl Workload {
     pub fn flash_attention(mut self, on: bool) -> Self {
         self.flash_attention = on;
         self
+    }
+
+    /// The same pass with lm_head computing logits for `logits` positions.
+    ///
+    /// ```
+    /// use roofline_core::workload::{Logits, Workload};
+    /// let w = Workload::prefill(4, 2048);
+    /// assert_eq!(w.logit_rows(), 4);
+    /// assert_eq!(w.with_logits(Logits::All).logit_rows(), 4 * 2048);
+    /// // Decode has one position per sequence either way.
+    /// assert_eq!(Workload::decode(4, 2048).with_logits(Logits::All).logit_rows(), 4);
+    /// ```
+    #[must_use]
+    pub fn with_logits(mut self, logits: Logits) -> Self {
+        self.logits = logits;
+        self
+    }
+
+    /// Rows lm_head computes logits for: batch ([`Logits::Last`]) or every token of the pass
+    /// ([`Logits::All`]).
+    #[inline]
+    pub fn logit_rows(&self) -> u64 {
+        match self.logits {
+            Logits::Last => self.batch,
+            Logits::All => self.tokens(),
+        }
     }
 
     /// The same pass over `batch` sequences.
@@ -337,6 +402,7 @@ mod tests {
                 context: 0,
                 precisions: Precisions::uniform(Precision::Bf16),
                 flash_attention: false,
+                logits: Logits::Last,
             }
         );
         let fp8 = Precisions::new(Precision::Fp8, Precision::Bf16, Precision::Fp8);

@@ -417,6 +417,7 @@ fn operators_beyond_the_presets_redo_too() -> Result<(), Box<dyn std::error::Err
         q_len: 1000,
         kv_len: 1000,
         causal: true,
+        causal_count: roofline_core::ops::CausalCount::Exact,
         window: None,
         v_head_dim: None,
         kv_shared: false,

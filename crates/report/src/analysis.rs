@@ -39,7 +39,14 @@ pub fn workload_line(s: &StageAnalysis) -> String {
     let w = &s.workload;
     let p = w.precisions;
     let lengths = match w.stage {
-        roofline_core::workload::Stage::Prefill => format!("sequence length {}", w.seq_len),
+        roofline_core::workload::Stage::Prefill => format!(
+            "sequence length {}, logits on {}",
+            w.seq_len,
+            match w.logits {
+                roofline_core::workload::Logits::All => "every position",
+                _ => "the last position",
+            }
+        ),
         roofline_core::workload::Stage::Decode => {
             format!("context {} (+1 new token)", w.context)
         }

@@ -47,7 +47,14 @@ pub fn crossover_text(c: &Crossover) -> (String, String) {
 
 fn length_text(g: &SweepGroup) -> String {
     match g.stage {
-        Stage::Prefill => format!("prefill, sequence length {}", g.seq_len),
+        Stage::Prefill => format!(
+            "prefill, sequence length {}, logits on {}",
+            g.seq_len,
+            match g.logits {
+                roofline_core::workload::Logits::All => "every position",
+                _ => "the last position",
+            }
+        ),
         Stage::Decode => format!("decode, context {} (+1 new token)", g.context),
         other => format!(
             "{other}, sequence length {}, context {}",

@@ -1,6 +1,6 @@
 //! `roofline analyze`.
 
-use super::common::{FormatArg, PlotArgs, ReserveArg, StageArg};
+use super::common::{FormatArg, LogitsArg, PlotArgs, ReserveArg, StageArg};
 use super::values::{parse_duration_small, parse_precision, parse_preset};
 use clap::Args;
 use roofline_core::precision::Precision;
@@ -51,6 +51,11 @@ pub struct AnalyzeArgs {
     /// Attention as one fused FlashAttention kernel instead of QKᵀ, softmax and S·V.
     #[arg(long)]
     pub flash_attention: bool,
+    /// Prefill: the positions lm_head computes logits for: `last` (each sequence's last, what
+    /// generation needs) or `all` (every position: training, scoring a whole sequence). Decode
+    /// has one position per sequence either way.
+    #[arg(long, value_enum, default_value_t = LogitsArg::Last)]
+    pub logits: LogitsArg,
     #[command(flatten)]
     pub reserve: ReserveArg,
     /// Instead of the tables, the worked derivation of one operator (`q_proj`) in each stage.

@@ -45,6 +45,25 @@ pub enum StageArg {
     Both,
 }
 
+/// `--logits`: the positions lm_head computes logits for in prefill.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq, Default)]
+pub enum LogitsArg {
+    /// The last position of each sequence: what generation needs.
+    #[default]
+    Last,
+    /// Every position: training, and scoring a whole sequence (perplexity).
+    All,
+}
+
+impl From<LogitsArg> for roofline_core::workload::Logits {
+    fn from(l: LogitsArg) -> Self {
+        match l {
+            LogitsArg::Last => roofline_core::workload::Logits::Last,
+            LogitsArg::All => roofline_core::workload::Logits::All,
+        }
+    }
+}
+
 /// `--plot FILE` and `--force`, shared by every command that can draw a roofline.
 #[derive(Debug, Args)]
 pub struct PlotArgs {

@@ -2,7 +2,8 @@
 
 use super::common::{FormatArg, PlotArgs};
 use super::values::{parse_positive, parse_precision};
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
+use roofline_core::ops::CausalCount;
 use roofline_core::precision::Precision;
 
 #[derive(Debug, Args)]
@@ -27,6 +28,24 @@ pub struct OpCommon {
     pub plot: PlotArgs,
     #[command(flatten)]
     pub format: FormatArg,
+}
+
+/// `--causal-count`: how the diagonal block of a causal mask is counted.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum CausalCountArg {
+    /// The pairs the mask leaves, diagonal included: s·(s+1)/2.
+    Exact,
+    /// Half the square: s²/2 (FlashAttention, Megatron-LM).
+    Half,
+}
+
+impl From<CausalCountArg> for CausalCount {
+    fn from(c: CausalCountArg) -> Self {
+        match c {
+            CausalCountArg::Exact => CausalCount::Exact,
+            CausalCountArg::Half => CausalCount::Half,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -59,9 +78,14 @@ pub enum OpCommand {
         /// Key/value heads (grouped-query attention); defaults to --heads.
         #[arg(long, value_parser = parse_positive)]
         kv_heads: Option<u64>,
-        /// Elements per head.
+        /// Elements per query and key head (the QKᵀ reduction).
         #[arg(long, value_parser = parse_positive)]
         head_dim: u64,
+        /// Elements per value head, when it differs from --head-dim (MLA's v_head_dim:
+        /// DeepSeek-V3 has 192 for queries and keys, 128 for values); S·V and the output use
+        /// it. Defaults to --head-dim.
+        #[arg(long, value_parser = parse_positive)]
+        head_dim_v: Option<u64>,
         /// Queries per sequence (prefill: the prompt length; decode: 1).
         #[arg(long, value_parser = parse_positive)]
         q_len: u64,
@@ -69,9 +93,18 @@ pub enum OpCommand {
         #[arg(long, value_parser = parse_positive)]
         kv_len: Option<u64>,
         /// Causal mask: the fused kernel skips masked blocks (eager attention computes every
-        /// score anyway).
-        #[arg(long)]
+        /// score anyway). The queries are the last --q-len positions of --kv-len keys.
+        #[arg(long, overrides_with = "no_causal")]
         causal: bool,
+        /// No mask: every query attends to every key (the default).
+        #[arg(long, overrides_with = "causal")]
+        no_causal: bool,
+        /// With --causal --fused, how the diagonal block (the queries' own positions) is
+        /// counted: `exact`, the pairs the mask leaves, diagonal included (s·(s+1)/2 for a
+        /// prefill; the decoder's count), or `half`, half the square (s²/2; FlashAttention's and
+        /// Megatron-LM's FLOP counts).
+        #[arg(long, value_enum)]
+        causal_count: Option<CausalCountArg>,
         /// One fused FlashAttention kernel instead of three.
         #[arg(long)]
         fused: bool,

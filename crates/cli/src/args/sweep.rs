@@ -1,6 +1,6 @@
 //! `roofline sweep`.
 
-use super::common::{FormatArg, PlotArgs, ReserveArg, StageArg};
+use super::common::{FormatArg, LogitsArg, PlotArgs, ReserveArg, StageArg};
 use super::values::{parse_precision, parse_uint_list, UintList};
 use clap::Args;
 use roofline_core::precision::Precision;
@@ -38,6 +38,11 @@ pub struct SweepArgs {
     /// Attention as one fused FlashAttention kernel.
     #[arg(long)]
     pub flash_attention: bool,
+    /// Prefill: the positions lm_head computes logits for: `last` (each sequence's last, what
+    /// generation needs) or `all` (every position: training, scoring a whole sequence). Decode
+    /// has one position per sequence either way.
+    #[arg(long, value_enum, default_value_t = LogitsArg::Last)]
+    pub logits: LogitsArg,
     #[command(flatten)]
     pub reserve: ReserveArg,
     /// `--plot FILE` draws throughput and latency against batch, and each operator's intensity

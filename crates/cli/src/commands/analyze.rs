@@ -146,7 +146,8 @@ pub(crate) fn prepare(a: &AnalyzeArgs) -> Result<Prepared, CliError> {
         .map(|&stage| {
             let w = Workload::new(stage, a.batch, a.seq_len, a.context)
                 .with_precisions(precisions)
-                .flash_attention(a.flash_attention);
+                .flash_attention(a.flash_attention)
+                .with_logits(a.logits.into());
             analyze(&model, &w, &device, a.reserve.memory_reserve)
         })
         .collect::<Result<Vec<_>, _>>()?;

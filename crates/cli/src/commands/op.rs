@@ -5,7 +5,9 @@ use crate::error::CliError;
 use roofline_core::analysis::AnalysisError;
 use roofline_core::explain::explain_op;
 use roofline_core::one_op::{evaluate_ops, AttentionSpec};
-use roofline_core::ops::{Compute, Elementwise, Gemm, LayerNorm, Op, RmsNorm, Softmax};
+use roofline_core::ops::{
+    CausalCount, Compute, Elementwise, Gemm, LayerNorm, Op, RmsNorm, Softmax,
+};
 use roofline_inputs::hardware::find_device;
 use roofline_report::explain::write_derivations;
 use roofline_report::op::{write_op, OpReport};
@@ -37,41 +39,67 @@ fn kernels(kind: &OpCommand) -> Result<(String, Kernels), CliError> {
             heads,
             kv_heads,
             head_dim,
+            head_dim_v,
             q_len,
             kv_len,
             causal,
+            no_causal,
+            causal_count,
             fused,
             kv_precision,
             ..
         } => {
+            let causal = causal && !no_causal;
+            let hint = || Some("see `roofline op attention --help`".into());
+            if causal_count.is_some() && !causal {
+                return Err(CliError::bad_input(
+                    "`--causal-count`: counts the pairs a causal mask leaves; this attention has no mask",
+                    Some("add --causal".into()),
+                ));
+            }
+            if causal_count.is_some() && !fused {
+                return Err(CliError::bad_input(
+                    "`--causal-count`: eager attention computes every score, masked or not; the count applies to the fused kernel",
+                    Some("add --fused".into()),
+                ));
+            }
+            let count: CausalCount = causal_count.map(Into::into).unwrap_or_default();
             let spec = AttentionSpec {
                 batch,
                 heads,
                 kv_heads: kv_heads.unwrap_or(heads),
                 head_dim,
+                head_dim_v,
                 q_len,
                 kv_len: kv_len.unwrap_or(q_len),
                 causal,
+                causal_count: count,
+                window: None,
+                kv_shared: false,
                 fused,
                 act: p,
                 kv: kv_precision.unwrap_or(p),
             };
-            spec.validate().map_err(|e| {
-                CliError::bad_input(
-                    e.to_string(),
-                    Some("see `roofline op attention --help`".into()),
-                )
-            })?;
+            spec.validate()
+                .map_err(|e| CliError::bad_input(e.to_string(), hint()))?;
+            let mask = match (causal, fused) {
+                (false, _) => String::new(),
+                (true, true) => format!(", causal (pairs {})", count.describe()),
+                (true, false) => ", causal (eager: every score computed, masked or not)".into(),
+            };
             (
                 format!(
-                    "attention batch={} heads={} kv-heads={} head-dim={} q-len={} kv-len={}{}, {} ({p}, KV {})",
+                    "attention batch={} heads={} kv-heads={} head-dim={}{} q-len={} kv-len={}{mask}, {} ({p}, KV {})",
                     spec.batch,
                     spec.heads,
                     spec.kv_heads,
                     spec.head_dim,
+                    match head_dim_v {
+                        Some(v) => format!(" head-dim-v={v}"),
+                        None => String::new(),
+                    },
                     spec.q_len,
                     spec.kv_len,
-                    if causal { ", causal" } else { "" },
                     if fused {
                         "fused (FlashAttention)"
                     } else {

@@ -62,6 +62,7 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
         contexts: &a.context.0,
         batches: &a.batch.0,
         flash_attention: a.flash_attention,
+        logits: a.logits.into(),
         reserve: a.reserve.memory_reserve,
     };
     let result = sweep(&spec)?;

@@ -86,6 +86,7 @@ fn workloads() -> Vec<Workload> {
                                 gemm_act: None,
                             },
                             flash_attention: flash,
+                            logits: crate::workload::Logits::Last,
                         });
                     }
                 }
@@ -139,6 +140,7 @@ fn a_row_serialises_with_its_point_computed_by_hand() -> Result<(), Box<dyn std:
         context: 1,
         precisions: Precisions::uniform(Precision::Bf16),
         flash_attention: false,
+        logits: crate::workload::Logits::Last,
     };
     let a = analyze(&llama2_7b(), &w, &h100_sxm(), Reserve::DEFAULT)?;
     let row = a

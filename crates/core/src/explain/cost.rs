@@ -9,7 +9,7 @@
 
 use super::{exact_number, qty, Given, Step};
 use crate::formula::{Sym, Tape};
-use crate::ops::Op;
+use crate::ops::{CausalCount, Op};
 use crate::precision::Precision;
 
 const GEMM_SOURCE: &str = "GEMM cost (roofline-core ops::Gemm; docs/cost-model.md §2): one \
@@ -191,9 +191,17 @@ fn given(op: &Op, symbol: &str, value: f64) -> Given {
 /// The step deriving the named intermediate quantity `name` (the attention's pairs `P`).
 fn definition_step(op: &Op, tape: &Tape, name: &str, expr: Sym<'_>) -> Step {
     let formula = tape.formula(expr);
-    let causal = matches!(op, Op::FlashAttention(o) if o.causal);
+    let causal = match op {
+        Op::FlashAttention(o) if o.causal && o.window.is_none() => Some(o.causal_count),
+        _ => None,
+    };
     let (quantity, formula, source) = match name {
-        "P" if causal => (
+        "P" if causal == Some(CausalCount::Half) => (
+            "(query, key) pairs per head",
+            format!("{formula} (causal, diagonal block counted as half the square: s²/2)"),
+            "ops::causal_pairs_of, CausalCount::Half (FlashAttention-2 §4.1, Megatron-LM)",
+        ),
+        "P" if causal.is_some() => (
             "(query, key) pairs per head",
             format!("{formula} (causal: query i sees L − s + i + 1 keys)"),
             "ops::causal_pairs; docs/cost-model.md §2 (masked blocks are skipped)",
@@ -273,6 +281,7 @@ mod tests {
             context: 2048,
             precisions,
             flash_attention: false,
+            logits: crate::workload::Logits::Last,
         }
     }
 

@@ -356,6 +356,7 @@ mod tests {
             q_len: 4,
             kv_len: 4,
             causal: true,
+            causal_count: crate::ops::CausalCount::Exact,
             window: None,
             v_head_dim: None,
             kv_shared: false,
@@ -381,6 +382,7 @@ mod tests {
             context: 2048,
             precisions: Precisions::uniform(Precision::Bf16),
             flash_attention: false,
+            logits: crate::workload::Logits::Last,
         };
         let dev = h100_sxm();
         let s = analyze(&m, &w, &dev, crate::memory::Reserve::DEFAULT)?;

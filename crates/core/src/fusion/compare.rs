@@ -217,6 +217,7 @@ mod tests {
                 context: 2048,
                 precisions: Precisions::uniform(Precision::Bf16),
                 flash_attention: false,
+                logits: crate::workload::Logits::Last,
             },
         )
     }

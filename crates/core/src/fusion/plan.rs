@@ -195,6 +195,7 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
                                 q_len: q.m,
                                 kv_len: q.n,
                                 causal: true,
+                                causal_count: crate::ops::CausalCount::Exact,
                                 window: None,
                                 v_head_dim: sv_dim(graph.nodes()[sv].op()).filter(|&v| v != q.k),
                                 kv_shared: false,

@@ -20,6 +20,7 @@ fn wl(stage: Stage, batch: u64, len: u64) -> Workload {
         context: len,
         precisions: Precisions::uniform(Precision::Bf16),
         flash_attention: false,
+        logits: crate::workload::Logits::Last,
     }
 }
 

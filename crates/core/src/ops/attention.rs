@@ -11,24 +11,80 @@ use crate::formula::Arith;
 use crate::precision::Precision;
 use serde::Serialize;
 
-/// Number of (query, key) pairs a causal mask leaves for `q_len` queries that are the last
-/// `q_len` positions of a sequence of `kv_len` keys: query i (0-based) sees
-/// `kv_len − q_len + i + 1` keys, so the total is `q_len·(kv_len − q_len) + q_len·(q_len + 1)/2`.
-/// Prefill (q_len = kv_len = s): s·(s+1)/2. Decode (q_len = 1): kv_len. `kv_len` is raised to
-/// `q_len` if smaller.
-#[inline]
-pub fn causal_pairs(q_len: u64, kv_len: u64) -> f64 {
-    causal_pairs_of::<f64>((), q_len, kv_len)
+/// How the diagonal block of a causal mask is counted: the s × s block where the queries meet
+/// their own positions (all of a prefill's score matrix).
+///
+/// The literature counts it two ways. Both agree off the diagonal block (the s·(L − s) pairs of
+/// the keys before the queries, which every query sees) and differ by s/2 pairs on it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum CausalCount {
+    /// The pairs the mask leaves, the diagonal included: query i of the block sees i + 1 of its
+    /// keys, s·(s + 1)/2 in all. What a kernel that skips only fully masked blocks computes, to
+    /// the block; the decoder's count.
+    #[default]
+    Exact,
+    /// Half the square, s²/2: FlashAttention's benchmark FLOP count (`flops(…, causal=True)`
+    /// divides 4·batch·seqlen²·heads·head_dim by 2; Dao 2023, arXiv:2307.08691, §4.1) and
+    /// Megatron-LM's (`num_floating_point_operations`: "only half of the attention matrix is
+    /// non-zero").
+    Half,
 }
 
-/// [`causal_pairs`] in any [`Arith`]metic: `s·(L − s) + s·(s + 1)/2` with s = `q_len` and
-/// L = `kv_len` (raised to `q_len` if smaller).
+impl CausalCount {
+    /// Short id as the CLI spells it (`exact`, `half`).
+    pub fn id(self) -> &'static str {
+        match self {
+            CausalCount::Exact => "exact",
+            CausalCount::Half => "half",
+        }
+    }
+
+    /// The pairs of the diagonal block in words, as reports print the convention.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CausalCount::Exact => "counted exactly, diagonal included: s·(s+1)/2",
+            CausalCount::Half => {
+                "counted as half the square, as FlashAttention and Megatron-LM do: s²/2"
+            }
+        }
+    }
+}
+
+/// Number of (query, key) pairs a causal mask leaves for `q_len` queries that are the last
+/// `q_len` positions of a sequence of `kv_len` keys, the diagonal included
+/// ([`CausalCount::Exact`]): query i (0-based) sees `kv_len − q_len + i + 1` keys, so the total
+/// is `q_len·(kv_len − q_len) + q_len·(q_len + 1)/2`. Prefill (q_len = kv_len = s): s·(s+1)/2.
+/// Decode (q_len = 1): kv_len. `kv_len` is raised to `q_len` if smaller.
+#[inline]
+pub fn causal_pairs(q_len: u64, kv_len: u64) -> f64 {
+    causal_pairs_of::<f64>((), q_len, kv_len, CausalCount::Exact)
+}
+
+/// The causal (query, key) pairs in any [`Arith`]metic, with the diagonal block counted by
+/// `count`: `s·(L − s) + s·(s + 1)/2` ([`CausalCount::Exact`]) or `s·(L − s) + s·s/2`
+/// ([`CausalCount::Half`]), with s = `q_len` and L = `kv_len` (raised to `q_len` if smaller).
+/// The one formula both the decoder and `roofline op attention` count causal attention with.
 #[inline(always)]
-pub fn causal_pairs_of<A: Arith>(cx: A::Cx, q_len: u64, kv_len: u64) -> A {
+pub fn causal_pairs_of<A: Arith>(cx: A::Cx, q_len: u64, kv_len: u64, count: CausalCount) -> A {
     let q = A::sym(cx, "s", q_len as f64);
     let kv = A::sym(cx, "L", kv_len.max(q_len) as f64);
-    let one = A::num(cx, 1.0);
-    q * (kv - q) + q * (q + one) / A::num(cx, 2.0)
+    let diagonal = match count {
+        CausalCount::Exact => q * (q + A::num(cx, 1.0)),
+        CausalCount::Half => q * q,
+    };
+    q * (kv - q) + diagonal / A::num(cx, 2.0)
 }
 
 /// (query, key) pairs of causal attention with a sliding window of `window` keys: query i
@@ -52,7 +108,8 @@ pub fn windowed_pairs(q_len: u64, kv_len: u64, window: u64) -> f64 {
 /// One fused attention kernel over `batch` sequences, `heads` query heads sharing `kv_heads`
 /// key/value heads (GQA), `q_len` queries and `kv_len` keys per sequence.
 ///
-/// - pairs P = q_len·kv_len, or [`causal_pairs`] when causal (masked blocks are skipped).
+/// - pairs P = q_len·kv_len, or [`causal_pairs_of`] when causal (masked blocks are skipped),
+///   its diagonal block counted by `causal_count`; with a window, [`windowed_pairs`] (exact).
 /// - FLOPs = batch·heads·P·(4·head_dim + 5 + 2): 2·head_dim for QKᵀ and 2·head_dim for S·V per
 ///   pair (FlashAttention paper §3.3 counts the 4·N²·d matmul term), plus softmax
 ///   ([`SOFTMAX_FLOPS_PER_ELEMENT`]) and scale/mask ([`SCALE_MASK_FLOPS_PER_ELEMENT`]) per score;
@@ -80,6 +137,9 @@ pub struct FlashAttention {
     pub kv_len: u64,
     /// Causal mask: masked blocks are skipped.
     pub causal: bool,
+    /// How the diagonal block of the causal mask is counted (ignored without `causal`, and
+    /// with a `window`, which is counted exactly).
+    pub causal_count: CausalCount,
     /// Sliding window: each query sees at most this many most recent keys (Mistral), the rest
     /// are skipped. `None`: no window.
     pub window: Option<u64>,
@@ -131,7 +191,8 @@ impl FlashAttention {
     }
 
     /// The cost formula, in any [`Arith`]metic, as in the type's documentation: the pairs `P`
-    /// (named: `s·(L − s) + s·(s + 1)/2` causal, `s·L` otherwise, [`windowed_pairs`] as a
+    /// (named: `s·(L − s) + s·(s + 1)/2` causal, `s·(L − s) + s·s/2` causal by halves, `s·L`
+    /// otherwise, [`windowed_pairs`] as a
     /// value with a window), `B·h·P·(4·e + φ)` (`2·e + 2·e_v + φ` with a value head size of its
     /// own), `B·s·h·e·a + 2·B·g·L·e·c` (`R_k` key rows instead of `L` with a query block;
     /// `B·g·L·(e + e_v)·c` with a value head size, `B·g·L·e·c` for a shared latent),
@@ -152,7 +213,9 @@ impl FlashAttention {
         let (q, kv) = (s("s", self.q_len as f64), s("L", self.kv_len as f64));
         let pairs = match (self.causal, self.window) {
             (true, Some(w)) => s("P", windowed_pairs(self.q_len, self.kv_len, w)),
-            (true, None) => causal_pairs_of::<A>(cx, self.q_len, self.kv_len).named("P"),
+            (true, None) => {
+                causal_pairs_of::<A>(cx, self.q_len, self.kv_len, self.causal_count).named("P")
+            }
             _ => (q * kv).named("P"),
         };
         let rows = match self.block_q.filter(|&b| b > 0) {
@@ -196,6 +259,7 @@ mod tests {
             q_len,
             kv_len,
             causal,
+            causal_count: CausalCount::Exact,
             window: None,
             v_head_dim: None,
             kv_shared: false,
@@ -226,6 +290,7 @@ mod tests {
             q_len: 1,
             kv_len: 4097,
             causal: true,
+            causal_count: CausalCount::Exact,
             window: None,
             v_head_dim: Some(512),
             kv_shared: true,

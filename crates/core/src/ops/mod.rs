@@ -15,7 +15,7 @@ mod kind;
 mod moe;
 mod norm;
 
-pub use attention::{causal_pairs, causal_pairs_of, windowed_pairs, FlashAttention};
+pub use attention::{causal_pairs, causal_pairs_of, windowed_pairs, CausalCount, FlashAttention};
 pub use cost::{Cost, CostTerms};
 pub use elementwise::{
     Elementwise, Rotary, Softmax, ADD_FLOPS_PER_ELEMENT, GELU_FLOPS_PER_ELEMENT,
@@ -215,6 +215,7 @@ mod tests {
             q_len: 1,
             kv_len: 1000,
             causal: true,
+            causal_count: crate::ops::CausalCount::Exact,
             window: Some(300),
             v_head_dim: None,
             kv_shared: false,

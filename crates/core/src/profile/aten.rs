@@ -343,6 +343,7 @@ pub fn shaped_op(
                 q_len: s,
                 kv_len: l,
                 causal,
+                causal_count: crate::ops::CausalCount::Exact,
                 window: None,
                 v_head_dim: None,
                 kv_shared: false,

@@ -32,6 +32,7 @@ fn workload(p: Precision) -> Workload {
         context: 0,
         precisions: Precisions::uniform(p),
         flash_attention: false,
+        logits: crate::workload::Logits::Last,
     }
 }
 

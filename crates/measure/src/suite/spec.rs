@@ -324,6 +324,7 @@ fn flash_attention_launch(a: AttentionShape) -> Launch {
         q_len: wide(a.seq),
         kv_len: wide(a.seq),
         causal: true,
+        causal_count: roofline_core::ops::CausalCount::Exact,
         window: None,
         v_head_dim: None,
         kv_shared: false,

@@ -12,7 +12,7 @@ use roofline_core::graph::{Role, Span};
 use roofline_core::ops::{Compute, OpKind};
 use roofline_core::precision::Precision;
 use roofline_core::roofline::Bound;
-use roofline_core::workload::Stage;
+use roofline_core::workload::{Logits, Stage};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -21,8 +21,10 @@ use serde::Serialize;
 pub struct WorkloadDoc {
     /// Sequences in the batch.
     pub batch: u64,
-    /// Prompt length (prefill).
-    pub seq_len: u64,
+    /// Prompt length: prefill only. A decode step has no prompt: it carries `context` (the
+    /// cached tokens) and `kv_len` (context + 1) instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq_len: Option<u64>,
     /// Tokens already in the KV cache (decode).
     pub context: u64,
     /// Tokens in this forward pass (batch × seq_len in prefill, batch in decode).
@@ -37,6 +39,9 @@ pub struct WorkloadDoc {
     pub kv_precision: Precision,
     /// Whether attention runs as one fused (FlashAttention) kernel.
     pub flash_attention: bool,
+    /// The positions lm_head computes logits for: `last` (each sequence's last) or `all`
+    /// (every position). A decode step has one position per sequence either way.
+    pub logits: Logits,
 }
 
 /// One operator of the forward pass, ONE execution.
@@ -211,7 +216,7 @@ impl StageDoc {
             stage: w.stage,
             workload: WorkloadDoc {
                 batch: w.batch,
-                seq_len: w.seq_len,
+                seq_len: (w.stage == Stage::Prefill).then_some(w.seq_len),
                 context: w.context,
                 tokens: w.tokens(),
                 kv_len: w.kv_len(),
@@ -219,6 +224,7 @@ impl StageDoc {
                 activation_precision: w.precisions.act,
                 kv_precision: w.precisions.kv,
                 flash_attention: w.flash_attention,
+                logits: w.logits,
             },
             ops: s.rows.iter().map(OpDoc::of).collect(),
             totals: TotalsDoc {

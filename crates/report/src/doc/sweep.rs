@@ -9,7 +9,7 @@ use roofline_core::ops::OpKind;
 use roofline_core::precision::Precision;
 use roofline_core::roofline::Bound;
 use roofline_core::sweep::Crossover;
-use roofline_core::workload::Stage;
+use roofline_core::workload::{Logits, Stage};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -116,10 +116,14 @@ pub struct SweepGroupDoc {
     pub hardware: HardwareDoc,
     /// `prefill` or `decode`.
     pub stage: Stage,
-    /// Prompt length.
-    pub seq_len: u64,
+    /// Prompt length: prefill groups only (a decode group carries `context` instead).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq_len: Option<u64>,
     /// Context.
     pub context: u64,
+    /// The positions lm_head computes logits for: `last` or `all` (one per sequence in decode
+    /// either way).
+    pub logits: Logits,
     /// Weight precision.
     pub weight_precision: Precision,
     /// Activation precision.
@@ -175,8 +179,9 @@ impl SweepDoc {
             .map(|(gi, g)| SweepGroupDoc {
                 hardware: HardwareDoc::of(&v.devices[g.device]),
                 stage: g.stage,
-                seq_len: g.seq_len,
+                seq_len: (g.stage == Stage::Prefill).then_some(g.seq_len),
                 context: g.context,
+                logits: g.logits,
                 weight_precision: g.precisions.weight,
                 activation_precision: g.precisions.act,
                 kv_precision: g.precisions.kv,
