@@ -1,14 +1,14 @@
 //! The operator graph against hand arithmetic: where peer tools are wrong, we are not.
 
 use crate::analysis::analyze;
-use crate::decoder::build_graph;
+use crate::decoder::{build_graph, build_into};
 use crate::fixtures::h100_sxm;
 use crate::fixtures::llama2_7b;
 use crate::graph::{OpGraph, TensorRole};
 use crate::model::Transformer;
 use crate::ops::Cost;
 use crate::precision::Precision;
-use crate::workload::{Precisions, Stage, Workload};
+use crate::workload::{Logits, Precisions, Stage, Workload};
 use proptest::prelude::*;
 
 fn llama3_8b() -> Transformer {
@@ -32,7 +32,7 @@ fn wl(stage: Stage, batch: u64, len: u64, flash: bool) -> Workload {
         context: len,
         precisions: Precisions::uniform(Precision::Bf16),
         flash_attention: flash,
-        logits: crate::workload::Logits::Last,
+        logits: Logits::Last,
     }
 }
 
@@ -129,6 +129,63 @@ fn lm_head_counts_two_flop_per_multiply_add_and_every_sequence() {
     assert_eq!(
         cost(&g, "lm_head").flops.get(),
         2.0 * 8.0 * 32000.0 * 4096.0
+    );
+}
+
+#[test]
+fn logits_on_every_position_run_lm_head_on_every_token() {
+    // Llama-2-7B, 4 prompts of 512 tokens: lm_head is 2048 × 4096 by 4096 × 32000 over every
+    // position, 4 × 4096 by 4096 × 32000 on the last ones (bf16 weights and activations).
+    let (t, d, v) = (4.0 * 512.0, 4096.0, 32000.0);
+    let last = wl(Stage::Prefill, 4, 512, false);
+    let all = last.with_logits(Logits::All);
+    let g = build_graph(&llama2_7b(), &all);
+    let c = cost(&g, "lm_head");
+    assert_eq!(c.flops.get(), 2.0 * t * d * v);
+    assert_eq!(c.bytes_read.get(), t * d * 2.0 + d * v * 2.0);
+    assert_eq!(c.bytes_written.get(), t * v * 2.0);
+    let logits = g
+        .tensors()
+        .iter()
+        .find(|x| x.name == "logits")
+        .expect("logits");
+    assert_eq!(logits.bytes.get(), t * v * 2.0);
+    // Every other node is the same as with the last position only.
+    let g_last = build_graph(&llama2_7b(), &last);
+    assert_eq!(cost(&g_last, "lm_head").flops.get(), 2.0 * 4.0 * d * v);
+    for (a, b) in g.nodes().iter().zip(g_last.nodes()) {
+        if a.name != "lm_head" {
+            assert_eq!(a.cost(), b.cost(), "{}", a.name);
+        }
+    }
+    // The same structure: rebuilt in place from one to the other, it equals a fresh build.
+    let mut re = build_graph(&llama2_7b(), &last);
+    build_into(&llama2_7b(), &all, &mut re);
+    assert_eq!(re, g);
+    build_into(&llama2_7b(), &last, &mut re);
+    assert_eq!(re, g_last);
+    // Decode has one position per sequence either way.
+    let dec = wl(Stage::Decode, 4, 512, false);
+    assert_eq!(
+        build_graph(&llama2_7b(), &dec.with_logits(Logits::All)),
+        build_graph(&llama2_7b(), &dec)
+    );
+}
+
+#[test]
+fn training_logits_per_token_are_megatrons_2_v_d() {
+    // Megatron's logit term (Narayanan et al. 2021, §5.1, the V/12hL term of
+    // 72·L·h²·(1 + s/6h + V/12hL)) is 2·V·d FLOP per token: lm_head over every position.
+    let s = 2048;
+    let g = build_graph(
+        &llama2_7b(),
+        &wl(Stage::Prefill, 1, s, false).with_logits(Logits::All),
+    );
+    let per_token = cost(&g, "lm_head").flops.get() / s as f64;
+    assert_eq!(per_token, 2.0 * 32000.0 * 4096.0);
+    assert_eq!(
+        per_token,
+        crate::mfu::megatron(32, 4096, s, 32000).head.get()
     );
 }
 

@@ -343,6 +343,69 @@ mod tests {
     }
 
     #[test]
+    fn value_head_size_of_its_own_sizes_s_v_and_the_output_by_hand() {
+        // DeepSeek-V3's prefill attention (config.json: 128 heads, qk_nope_head_dim 128 +
+        // qk_rope_head_dim 64 = 192, v_head_dim 128), 2048 tokens, bf16: the scores use 192,
+        // S·V and the output 128.
+        let spec = AttentionSpec {
+            batch: 1,
+            heads: 128,
+            kv_heads: 128,
+            head_dim: 192,
+            head_dim_v: Some(128),
+            q_len: 2048,
+            kv_len: 2048,
+            causal: true,
+            causal_count: CausalCount::Exact,
+            window: None,
+            kv_shared: false,
+            fused: false,
+            act: Precision::Bf16,
+            kv: Precision::Bf16,
+        };
+        let (h, s) = (128.0, 2048.0);
+        let k = spec.kernels();
+        let (qk, sv) = (k[0].1.cost(), k[2].1.cost());
+        // QKᵀ: 2·h·s·L·192; reads Q and K (h·s·192·2 B each); writes the h·s·L scores.
+        assert_eq!(qk.flops.get(), 2.0 * h * s * s * 192.0);
+        assert_eq!(qk.bytes_read.get(), 2.0 * h * s * 192.0 * 2.0);
+        assert_eq!(qk.bytes_written.get(), h * s * s * 2.0);
+        // S·V: 2·h·s·L·128; reads the probabilities and V (h·L·128·2 B); writes h·s·128·2 B.
+        assert_eq!(sv.flops.get(), 2.0 * h * s * s * 128.0);
+        assert_eq!(sv.bytes_read.get(), h * s * s * 2.0 + h * s * 128.0 * 2.0);
+        assert_eq!(sv.bytes_written.get(), h * s * 128.0 * 2.0);
+        // Fused and causal: s·(s+1)/2 pairs of 2·192 + 2·128 + 7 FLOP; reads Q (192 wide),
+        // K (192) and V (128) once; writes O (128 wide).
+        let fused = AttentionSpec {
+            fused: true,
+            ..spec
+        };
+        let c = fused.kernels()[0].1.cost();
+        let pairs = s * (s + 1.0) / 2.0;
+        assert_eq!(c.flops.get(), h * pairs * (2.0 * 192.0 + 2.0 * 128.0 + 7.0));
+        assert_eq!(
+            c.bytes_read.get(),
+            s * h * 192.0 * 2.0 + h * s * (192.0 + 128.0) * 2.0
+        );
+        assert_eq!(c.bytes_written.get(), s * h * 128.0 * 2.0);
+        // A value head of the query/key size is the same attention as none given.
+        let same = AttentionSpec {
+            head_dim_v: Some(192),
+            ..fused
+        };
+        let none = AttentionSpec {
+            head_dim_v: None,
+            ..fused
+        };
+        assert_eq!(same.kernels(), none.kernels());
+        let zero = AttentionSpec {
+            head_dim_v: Some(0),
+            ..fused
+        };
+        assert_eq!(zero.validate().unwrap_err().field, "--head-dim-v");
+    }
+
+    #[test]
     fn kv_heads_must_divide_heads() {
         let spec = AttentionSpec {
             batch: 1,

@@ -315,6 +315,43 @@ mod tests {
     }
 
     #[test]
+    fn causal_count_half_is_half_the_square_by_hand() {
+        let half = |q, kv| causal_pairs_of::<f64>((), q, kv, CausalCount::Half);
+        let exact = |q, kv| causal_pairs_of::<f64>((), q, kv, CausalCount::Exact);
+        // Prefill of 4: exactly 1 + 2 + 3 + 4 = 10 pairs; half the 4 × 4 square, 8.
+        assert_eq!((exact(4, 4), half(4, 4)), (10.0, 8.0));
+        // 2 queries after 3 cached keys: 2·3 off the diagonal block, then 1 + 2 = 3 on it
+        // exactly, 2·2/2 = 2 by halves.
+        assert_eq!((exact(2, 5), half(2, 5)), (9.0, 8.0));
+        // FlashAttention-2 §4.1 counts a causal forward pass as 4·seqlen²·head_dim·heads / 2;
+        // with the same convention our matmul term 4·e per pair gives exactly that, and the
+        // 7 softmax/scale/mask FLOPs per score ride on the same pairs.
+        let (s, h, e) = (2048.0, 32.0, 128.0);
+        let a = FlashAttention {
+            causal_count: CausalCount::Half,
+            ..llama7b(2048, 2048, true)
+        };
+        assert_eq!(
+            a.cost().flops.get(),
+            4.0 * s * s * e * h / 2.0 + 7.0 * h * s * s / 2.0
+        );
+        // The exact count is s/2 pairs per head more: 32·1024·(4·128 + 7) FLOP.
+        let d = llama7b(2048, 2048, true).cost().flops.get() - a.cost().flops.get();
+        assert_eq!(d, h * (s / 2.0) * (4.0 * e + 7.0));
+        // Bytes do not depend on the count (K and V read once either way).
+        assert_eq!(
+            a.cost().bytes_read,
+            llama7b(2048, 2048, true).cost().bytes_read
+        );
+        // Without a mask the count is not used: every one of the s² pairs.
+        let full = FlashAttention {
+            causal_count: CausalCount::Half,
+            ..llama7b(2048, 2048, false)
+        };
+        assert_eq!(full.cost().flops.get(), h * s * s * (4.0 * e + 7.0));
+    }
+
+    #[test]
     fn fused_causal_prefill_counts_half_and_writes_output_only() {
         let s = 2048.0;
         let c = llama7b(2048, 2048, true).cost();
