@@ -197,8 +197,8 @@ pub fn mbu(step: &DecodeStep, pace: Pace, accel: &Accelerators) -> Result<Mbu, M
                 Pace::TokensPerSecond(_) => "--tokens-per-s",
             },
             message: format!(
-                "gives an achieved bandwidth of {} B/s, which is not a number: the time per token \
-                 ({} s) is too short",
+                "gives an achieved bandwidth of {} B/s, which is not finite: the time per token \
+                 ({:e} s) is too short",
                 achieved_bandwidth.get(),
                 tpot.get()
             ),

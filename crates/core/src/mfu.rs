@@ -96,6 +96,14 @@ impl ScoreMask {
         }
     }
 
+    /// Short id (`full`, `causal`).
+    pub fn id(self) -> &'static str {
+        match self {
+            ScoreMask::Full => "full",
+            ScoreMask::Causal => "causal",
+        }
+    }
+
     /// How reports name it.
     pub fn label(self) -> &'static str {
         match self {
@@ -789,6 +797,36 @@ pub fn params_for_mfu(mfu: f64, tokens_per_s: f64, cluster: &Cluster) -> f64 {
     mfu * cluster.total_peak().get() / (6.0 * tokens_per_s)
 }
 
+/// The MFU of a run known only by the model FLOP/s per device it reports: no formula is needed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ReportedMfu {
+    /// The reported model FLOP/s of one device.
+    pub achieved_per_device: FlopPerSec,
+    /// achieved ÷ dense peak, a fraction.
+    pub mfu: f64,
+    /// Its rating.
+    pub rating: Rating,
+}
+
+/// MFU = reported model FLOP/s per device ÷ the device's dense peak (PaLM §4.1's ratio, with
+/// the numerator as the run reports it).
+///
+/// # Errors
+/// A zero or non-finite FLOP/s, device count or peak, naming its flag.
+pub fn reported_mfu(
+    achieved_per_device: FlopPerSec,
+    cluster: &Cluster,
+) -> Result<ReportedMfu, MfuError> {
+    cluster.validate()?;
+    let a = positive("--achieved-flops", achieved_per_device.get())?;
+    let mfu = a / cluster.peak.get();
+    Ok(ReportedMfu {
+        achieved_per_device,
+        mfu,
+        rating: Rating::of(mfu),
+    })
+}
+
 /// A question to [`mfu_report`]: the model, what it did, on what.
 #[derive(Debug, Clone, Copy)]
 pub struct MfuQuery<'a> {
@@ -1390,6 +1428,9 @@ mod tests {
             mfu_report(&bad).map_err(|e| e.field),
             Err("--achieved-flops")
         );
+        // Without a model: the same ratio.
+        let direct = reported_mfu(FlopPerSec(150e12), &q.cluster)?;
+        assert!(close(direct.mfu, 150.0 / 312.0, 1e-12));
         // Above the peak is impossible, not merely above range.
         assert_eq!(Rating::of(1.01), Rating::Impossible);
         assert_eq!(Rating::of(1.0), Rating::AboveRange);

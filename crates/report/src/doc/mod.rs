@@ -263,6 +263,11 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             "roofline mfu (no model: MFU as a function of N)",
             schema_of::<mfu::MfuBySizeDoc>(),
         ),
+        (
+            "mfu-reported",
+            "roofline mfu --achieved-flops (no model)",
+            schema_of::<mfu::MfuReportedDoc>(),
+        ),
         ("mbu", "roofline mbu", schema_of::<mfu::MbuDoc>()),
         (
             "hardware-list",
