@@ -887,6 +887,16 @@ pub struct MfuReport {
 pub fn mfu_report(q: &MfuQuery<'_>) -> Result<MfuReport, MfuError> {
     q.cluster.validate()?;
     positive("--params", q.shape.params)?;
+    positive("--active-params", q.shape.active_params)?;
+    if q.shape.active_params > q.shape.params {
+        return Err(MfuError {
+            field: "--active-params",
+            message: format!(
+                "{} active parameters exceed the {} parameters in all: --params is the total",
+                q.shape.active_params, q.shape.params
+            ),
+        });
+    }
     positive("--target-mfu", q.target_mfu)?;
     let tokens_per_s = match q.work {
         Some(Work::FlopsPerDevice(f)) => {
@@ -1420,6 +1430,17 @@ mod tests {
         assert!(close(u.mfu, 150.0 / 312.0, 1e-12));
         assert!(close(u.tokens_per_s, 150e12 * 8.0 / 420e9, 1e-12));
         assert_eq!(u.rating, Rating::Good);
+        let more_active = MfuQuery {
+            shape: TrainingShape {
+                active_params: 80e9,
+                ..q.shape
+            },
+            ..q
+        };
+        assert_eq!(
+            mfu_report(&more_active).map_err(|e| e.field),
+            Err("--active-params")
+        );
         let bad = MfuQuery {
             work: Some(Work::FlopsPerDevice(FlopPerSec(0.0))),
             ..q
