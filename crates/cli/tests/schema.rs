@@ -351,6 +351,31 @@ fn mfu_and_mbu_without_a_model() -> TestResult {
             "h100-sxm",
         ],
     )?;
+    // A reported FLOP/s per device, no model.
+    check(
+        "mfu-reported",
+        &[
+            "mfu",
+            "--achieved-flops",
+            "150T",
+            "--hardware",
+            "a100-sxm-80gb",
+        ],
+    )?;
+    // ... and with a model: each formula's implied tokens/s.
+    check(
+        "mfu",
+        &[
+            "mfu",
+            "llama-3.1-8b",
+            "--seq-len",
+            "8192",
+            "--achieved-flops",
+            "150T",
+            "--hardware",
+            "a100-sxm-80gb",
+        ],
+    )?;
     // --params with tokens over a time; GPT-3's shape with steps (Narayanan et al. 2021).
     check(
         "mfu",

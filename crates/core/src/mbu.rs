@@ -12,6 +12,10 @@
 //! The worked example there: 7B parameters in 16 bits, TPOT 14 ms: 14 GB / 14 ms = 1 TB/s, 50 %
 //! of a 2 TB/s part. The same step's **MFU** is its FLOPs ÷ TPOT ÷ (devices × dense peak). At
 //! small batch decode is memory-bound, so MBU, not MFU, says how close to the roof it runs.
+//!
+//! Neither can exceed 100 %: a step cannot read faster than the peak bandwidth nor compute faster
+//! than the dense peak. [`Mbu::impossible`] names the one that does, for the caller to flag; a
+//! result that is not finite (a time so short the bandwidth overflows) is an error.
 
 use crate::analysis::{validate, AnalysisError};
 use crate::decoder::build_graph;
@@ -153,10 +157,26 @@ pub struct Mbu {
     pub floor: Seconds,
 }
 
+impl Mbu {
+    /// The utilisations above 100 % (`"MBU"`, `"MFU"`), which no measurement can reach: an
+    /// input is wrong (the time, the batch, the model, the bandwidth or the peak).
+    pub fn impossible(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.mbu > 1.0 {
+            out.push("MBU");
+        }
+        if self.mfu.is_some_and(|m| m > 1.0) {
+            out.push("MFU");
+        }
+        out
+    }
+}
+
 /// MBU and MFU of `step` decoded at `pace` on `accel`.
 ///
 /// # Errors
-/// A zero, negative or non-finite time, rate, device count, bandwidth or peak, naming its flag.
+/// A zero, negative or non-finite time, rate, device count, bandwidth or peak, naming its flag;
+/// a time per token so short that the achieved bandwidth or FLOP/s is not finite.
 pub fn mbu(step: &DecodeStep, pace: Pace, accel: &Accelerators) -> Result<Mbu, MfuError> {
     let batch = positive("--batch", step.batch as f64)?;
     let tpot = match pace {
@@ -171,6 +191,20 @@ pub fn mbu(step: &DecodeStep, pace: Pace, accel: &Accelerators) -> Result<Mbu, M
         .transpose()?;
     let achieved_bandwidth = step.bytes() / tpot;
     let achieved_flops = step.flops / tpot;
+    if !(achieved_bandwidth.get().is_finite() && achieved_flops.get().is_finite()) {
+        return Err(MfuError {
+            field: match pace {
+                Pace::TimePerToken(_) => "--tpot",
+                Pace::TokensPerSecond(_) => "--tokens-per-s",
+            },
+            message: format!(
+                "gives an achieved bandwidth of {} B/s, which is not finite: the time per token \
+                 ({:e} s) is too short",
+                achieved_bandwidth.get(),
+                tpot.get()
+            ),
+        });
+    }
     Ok(Mbu {
         step: *step,
         time_per_token: tpot,
@@ -290,5 +324,29 @@ mod tests {
         };
         let e = mbu(&step, Pace::TimePerToken(Seconds(0.01)), &none).unwrap_err();
         assert_eq!(e.field, "--devices");
+        // 14 GB in 1e-310 s overflows to an infinite bandwidth: refused, naming the flag.
+        let e = mbu(&step, Pace::TimePerToken(Seconds(1e-310)), &accel).unwrap_err();
+        assert_eq!(e.field, "--tpot");
+        let e = mbu(&step, Pace::TokensPerSecond(1e308), &accel).unwrap_err();
+        assert_eq!(e.field, "--tokens-per-s");
+    }
+
+    #[test]
+    fn utilisations_above_one_are_impossible() -> Result<(), Box<dyn std::error::Error>> {
+        // 7B in 16 bits is 14 GB; read in 1 ms that is 14 TB/s, 7× a 2 TB/s part: MBU 700 %.
+        // 2·7e9 FLOP in 1 ms is 14 TFLOP/s, 140 % of a 10 TFLOP/s peak.
+        let step = DecodeStep::of_params(7e9, 1, 2.0);
+        let accel = Accelerators {
+            devices: 1,
+            bandwidth: BytesPerSec(2e12),
+            peak: Some(FlopPerSec(10e12)),
+        };
+        let m = mbu(&step, Pace::TimePerToken(Seconds(0.001)), &accel)?;
+        assert!((m.mbu - 7.0).abs() < 1e-12);
+        assert_eq!(m.impossible(), ["MBU", "MFU"]);
+        // The worked example (50 %) is possible.
+        let ok = mbu(&step, Pace::TimePerToken(Seconds(0.014)), &accel)?;
+        assert!(ok.impossible().is_empty());
+        Ok(())
     }
 }

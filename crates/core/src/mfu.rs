@@ -13,8 +13,19 @@
 //! | Megatron (Narayanan et al. 2021; Korthikanti et al. 2022) | 24·L·d² | 4·L·d·T | 2·V·d | 72·L·d²·(1 + T/6d + V/12dL) |
 //! | our operator graph ([`crate::decoder`]) | Σ block nodes | QKᵀ, softmax, S·V | norm, lm_head at every position | 3 × Σ forward |
 //!
-//! Attention is counted over the full T×T score matrix in every row (no causal halving), as PaLM
-//! and Megatron do; the graph row uses the eager (unfused) graph, which computes every score.
+//! The attention-score term is counted under a [`ScoreMask`]: [`ScoreMask::Full`], the full T×T
+//! score matrix as PaLM (App. B) and Megatron (Narayanan et al. 2021, §5.1) write it, or
+//! [`ScoreMask::Causal`], half of it (T²/2 scores per head), as FlashAttention's benchmark
+//! (`flops(..., causal=True)` divides by 2; Dao 2023) and Megatron-LM's current
+//! `num_floating_point_operations` count a causal decoder. The half counts the diagonal as half a
+//! row of scores; the exact lower triangle with its diagonal is T(T+1)/2 (1/T more, 0.05 % at
+//! T = 2048). The graph row uses the eager (unfused) graph, which computes every score, and the
+//! mask halves its QKᵀ, softmax and S·V alike.
+//!
+//! A formula is reported only for a model it describes: Megatron's 24·L·h² per layer assumes
+//! multi-head attention (K and V as wide as h) and a two-matrix MLP of 4h, so for GQA, MQA, MLA,
+//! a gated (SwiGLU) MLP, another MLP width or a mixture of experts it is [`Unavailable::NotValid`]
+//! with the reason ([`TrainingShape::megatron_mismatch`]).
 //!
 //! **MFU** = achieved model FLOP/s ÷ peak (PaLM §4.1): tokens/s × model FLOPs per token ÷
 //! (devices × dense peak per device). **HFU** counts the FLOPs actually executed, recomputation
@@ -24,7 +35,7 @@
 use crate::analysis::{validate, AnalysisError};
 use crate::decoder::build_graph;
 use crate::memory::Reserve;
-use crate::model::Transformer;
+use crate::model::{MlpKind, Transformer};
 use crate::precision::Precision;
 use crate::units::{Flop, FlopPerSec, Seconds};
 use crate::workload::{Logits, Precisions, Stage, Workload};
@@ -64,6 +75,69 @@ impl fmt::Display for Recompute {
     }
 }
 
+/// Which attention scores a formula counts (see the module docs for the sources).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScoreMask {
+    /// Every score of the T×T matrix, as PaLM App. B and Narayanan et al. 2021 §5.1 count.
+    Full,
+    /// A causal decoder: half the T×T matrix, T²/2 scores per head (FlashAttention's and
+    /// Megatron-LM's count; the diagonal counted half, T(T+1)/2 would count it whole).
+    Causal,
+}
+
+impl ScoreMask {
+    /// The fraction of the full score matrix counted: 1, or 1/2.
+    pub fn fraction(self) -> f64 {
+        match self {
+            ScoreMask::Full => 1.0,
+            ScoreMask::Causal => 0.5,
+        }
+    }
+
+    /// Short id (`full`, `causal`).
+    pub fn id(self) -> &'static str {
+        match self {
+            ScoreMask::Full => "full",
+            ScoreMask::Causal => "causal",
+        }
+    }
+
+    /// How reports name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            ScoreMask::Full => "full (every T×T score, as PaLM and Narayanan et al. 2021 count)",
+            ScoreMask::Causal => {
+                "causal (T²/2 scores per head, as FlashAttention and Megatron-LM count; the diagonal counted half)"
+            }
+        }
+    }
+}
+
+/// What PaLM's N holds of the embedding matrices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PalmEmbedding {
+    /// N holds the matrices a token multiplies by: the output projection (lm_head, tied or not)
+    /// but not an untied input embedding or a learned position table, which are looked up
+    /// (0 FLOP, as `roofline analyze` counts them). For PaLM's own models (tied embedding, no
+    /// position table) this is PaLM's N.
+    Output,
+    /// N is every parameter, as PaLM App. B writes it: an untied input embedding is charged
+    /// 6 FLOP per parameter per token as if it were a matmul.
+    All,
+}
+
+impl PalmEmbedding {
+    /// Short id (`output`, `all`).
+    pub fn id(self) -> &'static str {
+        match self {
+            PalmEmbedding::Output => "output",
+            PalmEmbedding::All => "all",
+        }
+    }
+}
+
 /// Forward FLOPs per token, split as recomputation needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ForwardSplit {
@@ -78,6 +152,15 @@ pub struct ForwardSplit {
 }
 
 impl ForwardSplit {
+    /// The split with its attention-score term counted under `mask` (the formulas' own
+    /// expressions count every score, [`ScoreMask::Full`]).
+    pub fn masked(self, mask: ScoreMask) -> Self {
+        Self {
+            attention: self.attention * mask.fraction(),
+            ..self
+        }
+    }
+
     /// Forward FLOPs per token.
     pub fn forward(&self) -> Flop {
         self.blocks + self.attention + self.head
@@ -224,13 +307,40 @@ pub fn graph(model: &Transformer, seq_len: u64) -> Result<ForwardSplit, Analysis
     })
 }
 
+/// The block shape of a known model, for the formulas that assume one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BlockShape {
+    /// Query heads H.
+    pub heads: u64,
+    /// Key/value heads (H without GQA).
+    pub kv_heads: u64,
+    /// Elements per head Q.
+    pub head_dim: u64,
+    /// Whether attention is multi-head latent attention (DeepSeek-V2/V3).
+    pub mla: bool,
+    /// Whether the MLP is gated (three matrices: SwiGLU, GeGLU).
+    pub gated_mlp: bool,
+    /// MLP width f.
+    pub intermediate: u64,
+    /// Routed experts E and experts per token k, for a mixture of experts.
+    pub experts: Option<(u64, u64)>,
+}
+
 /// What a model is known to be, for the formulas that need more than N.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TrainingShape {
-    /// N, every parameter (PaLM's N).
+    /// Parameters, every one (a mixture of experts: all E experts).
     pub params: f64,
-    /// Parameters in embedding matrices (token embedding, and lm_head when untied), if known.
+    /// Active parameters: those a token uses (a mixture of experts: the k routed experts of each
+    /// block; DeepSeek-V3: 37B of 671B). Equal to `params` for a dense model. Every formula
+    /// counts these, as MFU does.
+    pub active_params: f64,
+    /// Parameters in embedding matrices (token embedding, lm_head when untied, a learned position
+    /// table), if known: Kaplan's N excludes them.
     pub embedding_params: Option<f64>,
+    /// The part of `embedding_params` that is only looked up, never multiplied by: an untied
+    /// input embedding and a learned position table (0 FLOP). `None` when not known.
+    pub lookup_params: Option<f64>,
     /// Decoder blocks L.
     pub layers: Option<u64>,
     /// Hidden size d (h in Megatron's notation).
@@ -241,84 +351,191 @@ pub struct TrainingShape {
     pub vocab: Option<u64>,
     /// Training sequence length T (s).
     pub seq_len: Option<u64>,
+    /// The block's shape, when the model is known (not with `--params` alone).
+    pub block: Option<BlockShape>,
 }
 
 impl TrainingShape {
-    /// The shape of a known model trained on sequences of `seq_len` tokens. N is the parameters
-    /// a token uses ([`Transformer::active_parameters`]): for a mixture of experts, the k routed
-    /// experts of each block, not all E (DeepSeek-V3: 37B of 671B), as MFU counts them.
+    /// The shape of a known model trained on sequences of `seq_len` tokens.
     pub fn of_model(model: &Transformer, seq_len: Option<u64>) -> Self {
         let embedding = model.parameters() - model.non_embedding_parameters();
+        let output = model.vocab * model.hidden;
         Self {
-            params: model.active_parameters() as f64,
+            params: model.parameters() as f64,
+            active_params: model.active_parameters() as f64,
             embedding_params: Some(embedding as f64),
+            lookup_params: Some(embedding.saturating_sub(output) as f64),
             layers: Some(model.layers),
             hidden: Some(model.hidden),
             attention_width: Some(model.heads * model.head_dim),
             vocab: Some(model.vocab),
             seq_len,
+            block: Some(BlockShape {
+                heads: model.heads,
+                kv_heads: model.kv_heads,
+                head_dim: model.head_dim,
+                mla: model.variant.mla.is_some(),
+                gated_mlp: model.mlp == MlpKind::Gated,
+                intermediate: model.intermediate,
+                experts: model.variant.moe.map(|m| (m.experts, m.top_k)),
+            }),
         }
     }
 
-    /// N without the embedding matrices, when they are known; else N.
+    /// Active parameters without the embedding matrices, when they are known; else the active
+    /// parameters: Kaplan's N.
     pub fn non_embedding_params(&self) -> f64 {
-        self.params - self.embedding_params.unwrap_or(0.0)
+        self.active_params - self.embedding_params.unwrap_or(0.0)
+    }
+
+    /// PaLM's N and the part of it in embedding matrices (the head of the split), under
+    /// `convention`. With [`PalmEmbedding::Output`] an untied input embedding and a position table
+    /// ([`TrainingShape::lookup_params`]) leave N; where they are not known, N is as given.
+    pub fn palm_params(&self, convention: PalmEmbedding) -> (f64, f64) {
+        let emb = self.embedding_params.unwrap_or(0.0);
+        match (convention, self.lookup_params) {
+            (PalmEmbedding::Output, Some(lookup)) => (self.active_params - lookup, emb - lookup),
+            _ => (self.active_params, emb),
+        }
+    }
+
+    /// Why Megatron's 24·L·h² per layer (QKV 6h², projection 2h², MLP 16h²: Narayanan et al.
+    /// 2021, §5.1) does not describe this model, or `None` when it does or the block is not known.
+    /// It assumes K and V as wide as h (no GQA, MQA or MLA), H·Q = h, and a dense two-matrix MLP
+    /// of width 4h.
+    pub fn megatron_mismatch(&self) -> Option<String> {
+        let b = self.block?;
+        let h = self.hidden?;
+        let mut why = Vec::new();
+        if b.mla {
+            why.push(
+                "multi-head latent attention (Megatron assumes K and V as wide as h)".to_string(),
+            );
+        } else if b.kv_heads != b.heads {
+            why.push(format!(
+                "{} attention ({} KV heads for {} query heads; Megatron assumes K and V as wide as h)",
+                if b.kv_heads == 1 { "multi-query" } else { "grouped-query" },
+                b.kv_heads,
+                b.heads
+            ));
+        }
+        if b.heads * b.head_dim != h {
+            why.push(format!(
+                "query width H·Q = {} ≠ h = {h}",
+                b.heads * b.head_dim
+            ));
+        }
+        if let Some((e, k)) = b.experts {
+            why.push(format!(
+                "a mixture of experts ({k} of {e} routed experts per token; Megatron assumes one dense MLP)"
+            ));
+        } else if b.gated_mlp {
+            why.push(format!(
+                "a gated MLP (3 matrices of width {}; Megatron assumes 2 of width 4h = {})",
+                b.intermediate,
+                4 * h
+            ));
+        } else if b.intermediate != 4 * h {
+            why.push(format!("MLP width {} ≠ 4h = {}", b.intermediate, 4 * h));
+        }
+        if why.is_empty() {
+            None
+        } else {
+            Some(why.join("; "))
+        }
     }
 }
 
-/// One formula's forward split, or the flags it still needs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// Why a formula has no value for the inputs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "reason")]
+pub enum Unavailable {
+    /// An input it needs is missing: which flags.
+    Needs(&'static str),
+    /// The formula does not describe this architecture: why.
+    NotValid(String),
+}
+
+/// One formula's forward split, or why it has none.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FormulaFlops {
     /// Which convention.
     pub formula: Formula,
-    /// Its split, or what is missing to compute it.
-    pub split: Result<ForwardSplit, &'static str>,
+    /// Its split (attention under the query's [`ScoreMask`]), or why it has none.
+    pub split: Result<ForwardSplit, Unavailable>,
 }
 
-/// Model FLOPs per token by every formula the inputs allow, in [`Formula::ALL`] order. Formulas
-/// that lack an input say which (`needs --layers, --hidden and --seq-len`).
+/// How a formula is counted: which attention scores, and what PaLM's N holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Conventions {
+    /// Which attention scores count.
+    pub mask: ScoreMask,
+    /// What PaLM's N holds of the embeddings.
+    pub palm_embedding: PalmEmbedding,
+}
+
+impl Default for Conventions {
+    /// A causal decoder, PaLM's N without looked-up tables.
+    fn default() -> Self {
+        Self {
+            mask: ScoreMask::Causal,
+            palm_embedding: PalmEmbedding::Output,
+        }
+    }
+}
+
+/// Model FLOPs per token by every formula the inputs allow, in [`Formula::ALL`] order, the
+/// attention-score term under `conventions.mask`. Formulas that lack an input say which (`needs
+/// --layers, --hidden and --seq-len`); Megatron's says why it does not describe the model
+/// ([`TrainingShape::megatron_mismatch`]).
 ///
 /// # Errors
 /// The graph formula's model or sequence length is invalid.
 pub fn flops_per_token(
     shape: &TrainingShape,
     model: Option<&Transformer>,
+    conventions: Conventions,
 ) -> Result<Vec<FormulaFlops>, AnalysisError> {
+    let mask = conventions.mask;
     let mut out = Vec::with_capacity(Formula::ALL.len());
     out.push(FormulaFlops {
         formula: Formula::Kaplan,
         split: Ok(kaplan(shape.non_embedding_params())),
     });
+    let (palm_n, palm_emb) = shape.palm_params(conventions.palm_embedding);
     let palm_split = match (
         shape.layers,
         shape.hidden.or(shape.attention_width),
         shape.seq_len,
     ) {
-        (Some(l), Some(h), Some(t)) => Ok(palm(
-            shape.params,
-            shape.embedding_params.unwrap_or(0.0),
-            l,
-            shape.attention_width.unwrap_or(h),
-            t,
+        (Some(l), Some(h), Some(t)) => {
+            Ok(palm(palm_n, palm_emb, l, shape.attention_width.unwrap_or(h), t).masked(mask))
+        }
+        _ => Err(Unavailable::Needs(
+            "needs --layers, --hidden and --seq-len (the attention term)",
         )),
-        _ => Err("needs --layers, --hidden and --seq-len (the attention term)"),
     };
     out.push(FormulaFlops {
         formula: Formula::Palm,
         split: palm_split,
     });
     let megatron_split = match (shape.layers, shape.hidden, shape.seq_len, shape.vocab) {
-        (Some(l), Some(h), Some(s), Some(v)) => Ok(megatron(l, h, s, v)),
-        _ => Err("needs --layers, --hidden, --seq-len and --vocab"),
+        (Some(l), Some(h), Some(s), Some(v)) => match shape.megatron_mismatch() {
+            Some(why) => Err(Unavailable::NotValid(why)),
+            None => Ok(megatron(l, h, s, v).masked(mask)),
+        },
+        _ => Err(Unavailable::Needs(
+            "needs --layers, --hidden, --seq-len and --vocab",
+        )),
     };
     out.push(FormulaFlops {
         formula: Formula::Megatron,
         split: megatron_split,
     });
     let graph_split = match (model, shape.seq_len) {
-        (Some(m), Some(t)) => Ok(graph(m, t)?),
-        (Some(_), None) => Err("needs --seq-len"),
-        (None, _) => Err("needs a model config or preset"),
+        (Some(m), Some(t)) => Ok(graph(m, t)?.masked(mask)),
+        (Some(_), None) => Err(Unavailable::Needs("needs --seq-len")),
+        (None, _) => Err(Unavailable::Needs("needs a model config or preset")),
     };
     out.push(FormulaFlops {
         formula: Formula::Graph,
@@ -328,7 +545,8 @@ pub fn flops_per_token(
 }
 
 /// The seed's rating of an MFU (the seed names 55–65 % excellent, 40–55 % good, under 30 %
-/// poor; 30–40 % is "fair" here, and above 65 % is flagged for a check of the inputs).
+/// poor; 30–40 % is "fair" here, above 65 % is flagged for a check of the inputs, and above
+/// 100 % is impossible: more FLOP/s than the dense peak).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Rating {
@@ -340,14 +558,19 @@ pub enum Rating {
     Good,
     /// 55 % to 65 %.
     Excellent,
-    /// Above 65 %: beyond what large runs publish; check the peak, the FLOP count and the time.
+    /// Above 65 % and at most 100 %: beyond what large runs publish; check the peak, the FLOP
+    /// count and the time.
     AboveRange,
+    /// Above 100 %: more than the dense peak, impossible; an input is wrong (a sparse peak, a
+    /// per-device figure given as global, a time too short).
+    Impossible,
 }
 
 impl Rating {
     /// The rating of `mfu` (a fraction: 0.462 is 46.2 %).
     pub fn of(mfu: f64) -> Self {
         match mfu {
+            x if x > 1.0 => Rating::Impossible,
             x if x > 0.65 => Rating::AboveRange,
             x if x >= 0.55 => Rating::Excellent,
             x if x >= 0.40 => Rating::Good,
@@ -364,6 +587,7 @@ impl Rating {
             Rating::Good => "good",
             Rating::Excellent => "excellent",
             Rating::AboveRange => "above_range",
+            Rating::Impossible => "impossible",
         }
     }
 
@@ -375,6 +599,7 @@ impl Rating {
             Rating::Good => "good (40–55 %)",
             Rating::Excellent => "excellent (55–65 %)",
             Rating::AboveRange => "above 65 %: check the inputs",
+            Rating::Impossible => "above 100 %: impossible, check the inputs",
         }
     }
 }
@@ -420,6 +645,11 @@ pub enum Work {
         /// Time taken.
         time: Seconds,
     },
+    /// Achieved model FLOP/s of one device, as a run reports it (Megatron-LM, MosaicML and
+    /// others publish TFLOP/s per GPU rather than tokens/s). The MFU is this ÷ the dense peak
+    /// whatever the formula; each formula then gives the tokens/s it implies. If the source's
+    /// count includes recomputation (Narayanan et al. 2021, Table 1 does), the ratio is an HFU.
+    FlopsPerDevice(FlopPerSec),
     /// One optimizer step of `global_batch` sequences of `seq_len` tokens took `step_time`.
     Steps {
         /// Seconds per step.
@@ -435,10 +665,15 @@ impl Work {
     /// Global tokens per second.
     ///
     /// # Errors
-    /// A zero, negative or non-finite input, naming its flag.
+    /// A zero, negative or non-finite input, naming its flag; [`Work::FlopsPerDevice`], whose
+    /// tokens per second depend on the formula ([`Work::tokens_per_second_by`]).
     pub fn tokens_per_second(&self) -> Result<f64, MfuError> {
         match *self {
             Work::TokensPerSecond(t) => positive("--tokens-per-s", t),
+            Work::FlopsPerDevice(_) => Err(MfuError {
+                field: "--achieved-flops",
+                message: "gives tokens per second only with a FLOP count per token: give a model or --params".into(),
+            }),
             Work::Tokens { tokens, time } => {
                 Ok(positive("--tokens", tokens)? / positive("--time", time.get())?)
             }
@@ -451,6 +686,24 @@ impl Work {
                 let s = positive("--seq-len", seq_len as f64)?;
                 Ok(b * s / positive("--step-time", step_time.get())?)
             }
+        }
+    }
+
+    /// Global tokens per second on `devices` when a token costs `model_flops_per_token`:
+    /// [`Work::tokens_per_second`], or for [`Work::FlopsPerDevice`] achieved × devices ÷ FLOPs
+    /// per token.
+    ///
+    /// # Errors
+    /// As [`Work::tokens_per_second`], and a zero or non-finite reported FLOP/s.
+    pub fn tokens_per_second_by(
+        &self,
+        model_flops_per_token: Flop,
+        devices: u64,
+    ) -> Result<f64, MfuError> {
+        match *self {
+            Work::FlopsPerDevice(f) => Ok(positive("--achieved-flops", f.get())? * devices as f64
+                / model_flops_per_token.get()),
+            _ => self.tokens_per_second(),
         }
     }
 }
@@ -480,6 +733,8 @@ impl Cluster {
 /// How well a run used its devices, by one formula.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Utilization {
+    /// Global tokens per second (for [`Work::FlopsPerDevice`], those the formula implies).
+    pub tokens_per_s: f64,
     /// Model FLOPs per token.
     pub model_flops_per_token: Flop,
     /// Hardware FLOPs per token (recomputation included).
@@ -510,6 +765,7 @@ pub fn utilization(
     let hw = FlopPerSec(hardware.get() * per_device);
     let mfu = achieved / cluster.peak;
     Utilization {
+        tokens_per_s,
         model_flops_per_token: model,
         hardware_flops_per_token: hardware,
         achieved_per_device: achieved,
@@ -538,6 +794,36 @@ pub fn params_for_mfu(mfu: f64, tokens_per_s: f64, cluster: &Cluster) -> f64 {
     mfu * cluster.total_peak().get() / (6.0 * tokens_per_s)
 }
 
+/// The MFU of a run known only by the model FLOP/s per device it reports: no formula is needed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ReportedMfu {
+    /// The reported model FLOP/s of one device.
+    pub achieved_per_device: FlopPerSec,
+    /// achieved ÷ dense peak, a fraction.
+    pub mfu: f64,
+    /// Its rating.
+    pub rating: Rating,
+}
+
+/// MFU = reported model FLOP/s per device ÷ the device's dense peak (PaLM §4.1's ratio, with
+/// the numerator as the run reports it).
+///
+/// # Errors
+/// A zero or non-finite FLOP/s, device count or peak, naming its flag.
+pub fn reported_mfu(
+    achieved_per_device: FlopPerSec,
+    cluster: &Cluster,
+) -> Result<ReportedMfu, MfuError> {
+    cluster.validate()?;
+    let a = positive("--achieved-flops", achieved_per_device.get())?;
+    let mfu = a / cluster.peak.get();
+    Ok(ReportedMfu {
+        achieved_per_device,
+        mfu,
+        rating: Rating::of(mfu),
+    })
+}
+
 /// A question to [`mfu_report`]: the model, what it did, on what.
 #[derive(Debug, Clone, Copy)]
 pub struct MfuQuery<'a> {
@@ -555,6 +841,8 @@ pub struct MfuQuery<'a> {
     pub recompute: Recompute,
     /// The MFU (a fraction) at which to answer the time-to-train question.
     pub target_mfu: f64,
+    /// Which attention scores count, and what PaLM's N holds.
+    pub conventions: Conventions,
 }
 
 /// One formula's answer.
@@ -577,12 +865,15 @@ pub struct MfuRow {
 /// Every formula's answer to an [`MfuQuery`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MfuReport {
-    /// Global tokens per second, when the work is known.
+    /// Global tokens per second, when the work gives them (not [`Work::FlopsPerDevice`], whose
+    /// tokens per second each row's [`Utilization`] gives).
     pub tokens_per_s: Option<f64>,
-    /// One row per formula the inputs allow.
+    /// One row per formula the inputs allow and that describes the model.
     pub rows: Vec<MfuRow>,
-    /// Formulas left out, and what they need.
+    /// Formulas left out for a missing input, and what they need.
     pub missing: Vec<(Formula, &'static str)>,
+    /// Formulas left out because they do not describe the model, and why.
+    pub not_valid: Vec<(Formula, String)>,
 }
 
 /// Answers an [`MfuQuery`]: per formula, FLOPs per token, MFU and HFU (when the work is known)
@@ -593,36 +884,61 @@ pub struct MfuReport {
 pub fn mfu_report(q: &MfuQuery<'_>) -> Result<MfuReport, MfuError> {
     q.cluster.validate()?;
     positive("--params", q.shape.params)?;
+    positive("--active-params", q.shape.active_params)?;
+    if q.shape.active_params > q.shape.params {
+        return Err(MfuError {
+            field: "--active-params",
+            message: format!(
+                "{} active parameters exceed the {} parameters in all: --params is the total",
+                q.shape.active_params, q.shape.params
+            ),
+        });
+    }
     positive("--target-mfu", q.target_mfu)?;
-    let tokens_per_s = q.work.map(|w| w.tokens_per_second()).transpose()?;
+    let tokens_per_s = match q.work {
+        Some(Work::FlopsPerDevice(f)) => {
+            positive("--achieved-flops", f.get())?;
+            None
+        }
+        w => w.map(|w| w.tokens_per_second()).transpose()?,
+    };
     let train_tokens = q
         .train_tokens
         .map(|t| positive("--tokens", t))
         .transpose()?;
-    let formulas = flops_per_token(&q.shape, q.model).map_err(|e| MfuError {
+    let formulas = flops_per_token(&q.shape, q.model, q.conventions).map_err(|e| MfuError {
         field: "MODEL",
         message: e.to_string(),
     })?;
     let mut rows = Vec::with_capacity(formulas.len());
     let mut missing = Vec::new();
+    let mut not_valid = Vec::new();
     for f in formulas {
         match f.split {
-            Ok(split) => rows.push(MfuRow {
-                formula: f.formula,
-                split,
-                model_flops_per_token: split.model(),
-                hardware_flops_per_token: split.hardware(q.recompute),
-                utilization: tokens_per_s.map(|t| utilization(&split, q.recompute, t, &q.cluster)),
-                time_at_target: train_tokens
-                    .map(|d| time_to_train(d, split.model(), &q.cluster, q.target_mfu)),
-            }),
-            Err(needs) => missing.push((f.formula, needs)),
+            Ok(split) => {
+                let tps = q
+                    .work
+                    .map(|w| w.tokens_per_second_by(split.model(), q.cluster.devices))
+                    .transpose()?;
+                rows.push(MfuRow {
+                    formula: f.formula,
+                    split,
+                    model_flops_per_token: split.model(),
+                    hardware_flops_per_token: split.hardware(q.recompute),
+                    utilization: tps.map(|t| utilization(&split, q.recompute, t, &q.cluster)),
+                    time_at_target: train_tokens
+                        .map(|d| time_to_train(d, split.model(), &q.cluster, q.target_mfu)),
+                })
+            }
+            Err(Unavailable::Needs(needs)) => missing.push((f.formula, needs)),
+            Err(Unavailable::NotValid(why)) => not_valid.push((f.formula, why)),
         }
     }
     Ok(MfuReport {
         tokens_per_s,
         rows,
         missing,
+        not_valid,
     })
 }
 
@@ -851,12 +1167,15 @@ mod tests {
     fn report_lists_what_the_inputs_allow() -> Result<(), Box<dyn std::error::Error>> {
         let shape = TrainingShape {
             params: 70e9,
+            active_params: 70e9,
             embedding_params: None,
+            lookup_params: None,
             layers: None,
             hidden: None,
             attention_width: None,
             vocab: None,
             seq_len: None,
+            block: None,
         };
         let q = MfuQuery {
             shape,
@@ -869,6 +1188,7 @@ mod tests {
             },
             recompute: Recompute::Full,
             target_mfu: 0.4,
+            conventions: Conventions::default(),
         };
         let r = mfu_report(&q)?;
         assert_eq!(r.rows.len(), 1);
@@ -885,8 +1205,11 @@ mod tests {
             ..q
         };
         let r2 = mfu_report(&q2)?;
-        assert_eq!(r2.rows.len(), 4);
+        // Llama-2 has a gated MLP of 11008 = 2.6875h: Megatron's 24·h² does not describe it.
+        assert_eq!(r2.rows.len(), 3);
         assert!(r2.missing.is_empty());
+        assert_eq!(r2.not_valid.len(), 1);
+        assert_eq!(r2.not_valid[0].0, Formula::Megatron);
         // Kaplan's N is the non-embedding count there.
         assert!(close(
             r2.rows[0].model_flops_per_token.get(),
@@ -918,10 +1241,218 @@ mod tests {
         };
         let shape = TrainingShape::of_model(&moe, Some(4096));
         let idle_experts = 32.0 * 6.0 * 3.0 * 4096.0 * 14336.0;
-        assert_eq!(shape.params, moe.parameters() as f64 - idle_experts);
+        assert_eq!(shape.active_params, moe.parameters() as f64 - idle_experts);
+        assert_eq!(shape.params, moe.parameters() as f64);
         let graph = graph(&moe, 4096).map_err(|e| e.to_string());
-        let six_n = 6.0 * shape.params;
+        let six_n = 6.0 * shape.active_params;
         assert!(graph.is_ok_and(|g| g.model().get() > six_n && g.model().get() < six_n * 1.2));
+    }
+
+    /// Llama-3-8B's shape (Meta's config.json): d 4096, 32 layers, 32 query and 8 KV heads of
+    /// 128, SwiGLU MLP of 14336, vocabulary 128256, untied.
+    fn llama3_8b() -> Transformer {
+        Transformer {
+            kv_heads: 8,
+            intermediate: 14336,
+            vocab: 128_256,
+            ..llama2_7b()
+        }
+    }
+
+    #[test]
+    fn megatron_is_not_valid_for_gqa_swiglu_or_moe() {
+        // Llama-3-8B per layer, by hand: q and o 4096² each, k and v 4096·1024 each, MLP
+        // 3·4096·14336: 2·(2·4096² + 2·4096·1024 + 3·4096·14336) = 2 × 218,103,808 FLOP, against
+        // Megatron's 24·4096² = 402,653,184: Megatron would be 7.7 % low on the blocks.
+        let per_layer =
+            2.0 * (2.0 * 4096f64.powi(2) + 2.0 * 4096.0 * 1024.0 + 3.0 * 4096.0 * 14336.0);
+        assert!((24.0 * 4096f64.powi(2) / per_layer - 0.923).abs() < 0.001);
+        let shape = TrainingShape::of_model(&llama3_8b(), Some(8192));
+        let why = shape.megatron_mismatch().unwrap_or_default();
+        assert!(
+            why.contains("grouped-query attention (8 KV heads for 32 query heads"),
+            "{why}"
+        );
+        assert!(
+            why.contains("a gated MLP (3 matrices of width 14336"),
+            "{why}"
+        );
+        let rows = flops_per_token(&shape, None, Conventions::default()).unwrap_or_default();
+        assert!(matches!(&rows[2].split, Err(Unavailable::NotValid(w)) if *w == why));
+        // Mixtral-like: the mixture of experts is named.
+        let moe = Transformer {
+            variant: crate::model::Variant {
+                moe: Some(crate::model::Moe {
+                    experts: 8,
+                    top_k: 2,
+                    expert_intermediate: 14336,
+                    shared_experts: 0,
+                    dense_layers: 0,
+                    router_bias: false,
+                }),
+                ..Default::default()
+            },
+            ..llama3_8b()
+        };
+        let why = TrainingShape::of_model(&moe, Some(4096)).megatron_mismatch();
+        assert!(why.is_some_and(|w| w.contains("mixture of experts (2 of 8")));
+        // A GPT-style block (MHA, two-matrix GELU MLP of 4h) is what Megatron describes: its row
+        // is 24·L·h², 4·L·h·T (half under the causal mask) and 2·V·h, by hand.
+        let gpt = Transformer {
+            mlp: MlpKind::Plain,
+            activation: crate::model::Activation::Gelu,
+            intermediate: 4 * 4096,
+            ..llama2_7b()
+        };
+        let shape = TrainingShape::of_model(&gpt, Some(2048));
+        assert_eq!(shape.megatron_mismatch(), None);
+        let rows = flops_per_token(&shape, None, Conventions::default()).unwrap_or_default();
+        let m = rows[2].split.clone().unwrap_or(kaplan(0.0));
+        assert_eq!(m.blocks.get(), 24.0 * 32.0 * 4096f64.powi(2));
+        assert_eq!(m.attention.get(), 4.0 * 32.0 * 4096.0 * 2048.0 / 2.0);
+        assert_eq!(m.head.get(), 2.0 * 32000.0 * 4096.0);
+        // With --params only the block is unknown and the row is computed as stated.
+        assert_eq!(
+            TrainingShape {
+                block: None,
+                ..shape
+            }
+            .megatron_mismatch(),
+            None
+        );
+    }
+
+    #[test]
+    fn palm_n_charges_the_output_projection_not_an_untied_input_table() {
+        // Llama-2-7B, untied: N = 6,738,415,616 (Meta's count), of which the input embedding and
+        // lm_head are 32000·4096 = 131,072,000 each. By default PaLM's N leaves the input table
+        // out (a lookup): N = 6,607,343,616, head 2·131,072,000 FLOP; with `all` it is every
+        // parameter and the head charges both tables, 4·131,072,000.
+        let table = 32000.0 * 4096.0;
+        let shape = TrainingShape::of_model(&llama2_7b(), Some(4096));
+        assert_eq!(shape.params, 6_738_415_616.0);
+        assert_eq!(
+            shape.palm_params(PalmEmbedding::Output),
+            (6_738_415_616.0 - table, table)
+        );
+        assert_eq!(
+            shape.palm_params(PalmEmbedding::All),
+            (6_738_415_616.0, 2.0 * table)
+        );
+        let split = |e| {
+            let c = Conventions {
+                mask: ScoreMask::Full,
+                palm_embedding: e,
+            };
+            flops_per_token(&shape, None, c).unwrap_or_default()[1]
+                .split
+                .clone()
+        };
+        let out = split(PalmEmbedding::Output).unwrap_or(kaplan(0.0));
+        let all = split(PalmEmbedding::All).unwrap_or(kaplan(0.0));
+        assert_eq!(out.head.get(), 2.0 * table);
+        assert_eq!(all.head.get(), 4.0 * table);
+        // The blocks are the same; the difference is 6 × the input table per token.
+        assert_eq!(out.blocks, all.blocks);
+        assert_eq!(all.model().get() - out.model().get(), 6.0 * table);
+        // A tied model (no lookup-only table): both conventions agree.
+        let tied = TrainingShape::of_model(
+            &Transformer {
+                tie_embeddings: true,
+                ..llama2_7b()
+            },
+            Some(4096),
+        );
+        assert_eq!(
+            tied.palm_params(PalmEmbedding::Output),
+            tied.palm_params(PalmEmbedding::All)
+        );
+    }
+
+    #[test]
+    fn causal_mask_halves_the_score_term_of_every_row() -> Result<(), Box<dyn std::error::Error>> {
+        // PaLM 540B (Table 1: 118 layers, 48 heads of 256, T = 2048): 12·L·H·Q·T = 12·118·12288·
+        // 2048 = 35,634,806,784 FLOP per token with every score; a causal decoder computes half
+        // of the T×T matrix (FlashAttention's count), 17,817,403,392.
+        let full = palm(540.35e9, 0.0, 118, 48 * 256, 2048);
+        assert_eq!(full.model().get() - 6.0 * 540.35e9, 35_634_806_784.0);
+        let causal = full.masked(ScoreMask::Causal);
+        assert_eq!(causal.model().get() - 6.0 * 540.35e9, 17_817_403_392.0);
+        assert_eq!(full.masked(ScoreMask::Full), full);
+        // The graph row: QKᵀ, softmax and S·V halve alike (Llama-2-7B at 2048, by hand as in
+        // graph_formula_by_hand_for_llama2_7b).
+        let shape = TrainingShape::of_model(&llama2_7b(), Some(2048));
+        let c = Conventions {
+            mask: ScoreMask::Causal,
+            ..Conventions::default()
+        };
+        let rows = flops_per_token(&shape, Some(&llama2_7b()), c)?;
+        let g = rows[3].split.clone().map_err(|e| format!("{e:?}"))?;
+        let attn = (4.0 * 32.0 * 128.0 * 2048.0 + 7.0 * 32.0 * 2048.0) * 32.0;
+        assert!(close(g.attention.get(), attn / 2.0, 1e-12));
+        Ok(())
+    }
+
+    #[test]
+    fn reported_flops_per_device_give_the_mfu_directly() -> Result<(), Box<dyn std::error::Error>> {
+        // 150 TFLOP/s per A100 (312 dense bf16): MFU = 150/312 = 48.08 %, whatever the formula;
+        // 6N of a 70e9 model implies 150e12·8 / 420e9 = 2857.1 tokens/s on 8 devices.
+        let q = MfuQuery {
+            shape: TrainingShape {
+                params: 70e9,
+                active_params: 70e9,
+                embedding_params: None,
+                lookup_params: None,
+                layers: None,
+                hidden: None,
+                attention_width: None,
+                vocab: None,
+                seq_len: None,
+                block: None,
+            },
+            model: None,
+            work: Some(Work::FlopsPerDevice(FlopPerSec(150e12))),
+            train_tokens: None,
+            cluster: Cluster {
+                devices: 8,
+                peak: FlopPerSec(312e12),
+            },
+            recompute: Recompute::None,
+            target_mfu: 0.4,
+            conventions: Conventions::default(),
+        };
+        let r = mfu_report(&q)?;
+        assert_eq!(r.tokens_per_s, None);
+        let u = r.rows[0].utilization.ok_or("no utilization")?;
+        assert!(close(u.mfu, 150.0 / 312.0, 1e-12));
+        assert!(close(u.tokens_per_s, 150e12 * 8.0 / 420e9, 1e-12));
+        assert_eq!(u.rating, Rating::Good);
+        let more_active = MfuQuery {
+            shape: TrainingShape {
+                active_params: 80e9,
+                ..q.shape
+            },
+            ..q
+        };
+        assert_eq!(
+            mfu_report(&more_active).map_err(|e| e.field),
+            Err("--active-params")
+        );
+        let bad = MfuQuery {
+            work: Some(Work::FlopsPerDevice(FlopPerSec(0.0))),
+            ..q
+        };
+        assert_eq!(
+            mfu_report(&bad).map_err(|e| e.field),
+            Err("--achieved-flops")
+        );
+        // Without a model: the same ratio.
+        let direct = reported_mfu(FlopPerSec(150e12), &q.cluster)?;
+        assert!(close(direct.mfu, 150.0 / 312.0, 1e-12));
+        // Above the peak is impossible, not merely above range.
+        assert_eq!(Rating::of(1.01), Rating::Impossible);
+        assert_eq!(Rating::of(1.0), Rating::AboveRange);
+        Ok(())
     }
 
     #[test]

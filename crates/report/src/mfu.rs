@@ -4,14 +4,16 @@
 //! JSON and CSV carry base units (FLOP, FLOP/s, bytes, seconds) and utilisations as fractions
 //! (`0.462` is 46.2 %); the table prints human units and percentages.
 
-use crate::doc::mfu::{MbuDoc, MfuBySizeDoc, MfuDoc};
+use crate::doc::mfu::{MbuDoc, MfuBySizeDoc, MfuDoc, MfuReportedDoc};
 use crate::doc::write_json;
 use crate::units::{
     human_bytes, human_bytes_per_s, human_duration, human_flops, human_flops_per_s, percent,
 };
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::mbu::Mbu;
-use roofline_core::mfu::{MfuReport, Recompute, SizeSweep, TrainingShape, Work};
+use roofline_core::mfu::{
+    Conventions, MfuReport, Recompute, ReportedMfu, SizeSweep, TrainingShape, Work,
+};
 use roofline_core::precision::Precision;
 use roofline_core::units::FlopPerSec;
 use std::io::Write;
@@ -93,13 +95,70 @@ pub struct MfuView<'a> {
     pub train_tokens: Option<f64>,
     /// Target MFU (fraction) for the time-to-train question.
     pub target_mfu: f64,
+    /// Which attention scores count, and what PaLM's N holds.
+    pub conventions: Conventions,
     /// The answers.
     pub report: &'a MfuReport,
+}
+
+/// "46.7B parameters, 12.9B active" (a mixture of experts) or "6.74B parameters".
+fn parameters_phrase(shape: &TrainingShape) -> String {
+    if shape.active_params == shape.params {
+        format!("{} parameters", human_count(shape.params, ""))
+    } else {
+        format!(
+            "{} parameters, {} active",
+            human_count(shape.params, ""),
+            human_count(shape.active_params, "")
+        )
+    }
+}
+
+/// The line that states the conventions used: the attention mask, and PaLM's N.
+fn conventions_line(v: &MfuView<'_>) -> String {
+    let (n, _) = v.shape.palm_params(v.conventions.palm_embedding);
+    let lookup = v.shape.lookup_params.unwrap_or(0.0);
+    let palm = match (v.conventions.palm_embedding, v.shape.lookup_params) {
+        (roofline_core::mfu::PalmEmbedding::Output, Some(l)) if l > 0.0 => format!(
+            "PaLM's N = {} ({} active parameters less {} looked up, 0 FLOP: the untied input \
+             embedding or position table; --palm-embedding all counts them)",
+            human_count(n, ""),
+            human_count(v.shape.active_params, ""),
+            human_count(lookup, "")
+        ),
+        (roofline_core::mfu::PalmEmbedding::All, Some(l)) if l > 0.0 => format!(
+            "PaLM's N = {} (every active parameter, --palm-embedding all: the {} looked-up \
+             parameters charged as a matmul)",
+            human_count(n, ""),
+            human_count(l, "")
+        ),
+        _ => format!(
+            "PaLM's N = {} (no looked-up table{})",
+            human_count(n, ""),
+            if v.shape.lookup_params.is_none() {
+                " known: N as given"
+            } else {
+                ": embedding tied"
+            }
+        ),
+    };
+    format!("attention: {} · {palm}", v.conventions.mask.label())
+}
+
+fn reported_line(achieved: f64, peak: f64) -> String {
+    format!(
+        "work: {} per device reported → MFU = {} ÷ {} dense peak, by every formula; tokens/s per formula are those it implies",
+        human_flops_per_s(achieved),
+        human_flops_per_s(achieved),
+        human_flops_per_s(peak)
+    )
 }
 
 fn work_line(work: &Work, tokens_per_s: f64, devices: u64) -> String {
     let given = match *work {
         Work::TokensPerSecond(_) => "given".to_string(),
+        // No single tokens/s (each formula implies its own): `reported_line` states it.
+        Work::FlopsPerDevice(f) => format!("{} per device reported", human_flops_per_s(f.get())),
         Work::Tokens { tokens, time } => {
             format!(
                 "{} in {}",
@@ -136,20 +195,27 @@ pub fn write_mfu(v: &MfuView<'_>, format: Format, out: &mut dyn Write) -> Result
             let close = if v.model_name.is_some() { ")" } else { "" };
             writeln!(
                 out,
-                "mfu · {name}{} parameters{close} · {} · recompute {}",
-                human_count(v.shape.params, ""),
+                "mfu · {name}{}{close} · {} · recompute {}",
+                parameters_phrase(v.shape),
                 v.chip.describe(),
                 v.recompute
             )?;
             if let (Some(w), Some(tps)) = (&v.work, r.tokens_per_s) {
                 writeln!(out, "{}", work_line(w, tps, v.chip.devices))?;
             }
+            if let Some(Work::FlopsPerDevice(f)) = v.work {
+                writeln!(out, "{}", reported_line(f.get(), v.chip.peak.get()))?;
+            }
+            writeln!(out, "{}", conventions_line(v))?;
+            let reported = matches!(v.work, Some(Work::FlopsPerDevice(_)));
             let time_col = v
                 .train_tokens
                 .map(|d| format!("{} at {target}", human_count(d, "tokens")));
             let mut header = vec!["formula", "model FLOPs/token", "hardware FLOPs/token"];
             if r.tokens_per_s.is_some() {
                 header.extend(["achieved/device", "MFU", "HFU", "rating"]);
+            } else if reported {
+                header.extend(["implied tokens/s", "MFU", "HFU", "rating"]);
             }
             if let Some(c) = &time_col {
                 header.push(c.as_str());
@@ -162,7 +228,11 @@ pub fn write_mfu(v: &MfuView<'_>, format: Format, out: &mut dyn Write) -> Result
                     human_flops(row.hardware_flops_per_token.get()),
                 ];
                 if let Some(u) = row.utilization {
-                    cells.push(human_flops_per_s(u.achieved_per_device.get()));
+                    cells.push(if reported {
+                        human_count(u.tokens_per_s, "")
+                    } else {
+                        human_flops_per_s(u.achieved_per_device.get())
+                    });
                     cells.push(percent(u.mfu, 2));
                     cells.push(percent(u.hfu, 2));
                     cells.push(u.rating.label().to_string());
@@ -181,6 +251,13 @@ pub fn write_mfu(v: &MfuView<'_>, format: Format, out: &mut dyn Write) -> Result
             )?;
             for (f, needs) in &r.missing {
                 writeln!(out, "not computed: {} — {needs}", f.label())?;
+            }
+            for (f, why) in &r.not_valid {
+                writeln!(
+                    out,
+                    "not valid for this architecture: {} — {why}",
+                    f.label()
+                )?;
             }
             let measured_time = !matches!(v.work, Some(Work::Tokens { .. }));
             if let (Some(d), Some(tps), true) = (v.train_tokens, r.tokens_per_s, measured_time) {
@@ -201,6 +278,9 @@ pub fn write_mfu(v: &MfuView<'_>, format: Format, out: &mut dyn Write) -> Result
             w.write_record([
                 "formula",
                 "parameters",
+                "active_parameters",
+                "attention_mask",
+                "palm_embedding",
                 "devices",
                 "precision",
                 "peak_flops_per_s",
@@ -222,11 +302,14 @@ pub fn write_mfu(v: &MfuView<'_>, format: Format, out: &mut dyn Write) -> Result
                 w.write_record([
                     row.formula.id().to_string(),
                     v.shape.params.to_string(),
+                    v.shape.active_params.to_string(),
+                    v.conventions.mask.id().to_string(),
+                    v.conventions.palm_embedding.id().to_string(),
                     v.chip.devices.to_string(),
                     v.chip.precision.to_string(),
                     v.chip.peak.get().to_string(),
                     v.recompute.to_string(),
-                    opt(r.tokens_per_s),
+                    opt(u.map(|u| u.tokens_per_s).or(r.tokens_per_s)),
                     row.model_flops_per_token.get().to_string(),
                     row.hardware_flops_per_token.get().to_string(),
                     opt(u.map(|u| u.achieved_per_device.get())),
@@ -238,6 +321,58 @@ pub fn write_mfu(v: &MfuView<'_>, format: Format, out: &mut dyn Write) -> Result
                     opt(row.time_at_target.map(|t| t.get())),
                 ])?;
             }
+            w.flush()?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the MFU of a reported FLOP/s per device (no model given).
+///
+/// # Errors
+/// A failed write.
+pub fn write_mfu_reported(
+    r: &ReportedMfu,
+    chip: &ChipLine<'_>,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    match format {
+        Format::Table => {
+            writeln!(out, "mfu of a reported FLOP/s · {}", chip.describe())?;
+            writeln!(
+                out,
+                "MFU = {} per device (reported) ÷ {} dense peak = {} · {}",
+                human_flops_per_s(r.achieved_per_device.get()),
+                human_flops_per_s(chip.peak.get()),
+                percent(r.mfu, 2),
+                r.rating.label()
+            )?;
+            writeln!(
+                out,
+                "the ratio is an MFU if the run counts model FLOPs, an HFU if it counts recomputation \
+                 (Megatron-LM's Table 1 does); give a model or --params for the tokens/s each formula implies"
+            )?;
+        }
+        Format::Json => write_json(&MfuReportedDoc::of(r, chip), out)?,
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record([
+                "achieved_flops_per_s_per_device",
+                "devices",
+                "precision",
+                "peak_flops_per_s",
+                "mfu",
+                "rating",
+            ])?;
+            w.write_record([
+                r.achieved_per_device.get().to_string(),
+                chip.devices.to_string(),
+                chip.precision.to_string(),
+                chip.peak.get().to_string(),
+                r.mfu.to_string(),
+                r.rating.id().to_string(),
+            ])?;
             w.flush()?;
         }
     }
@@ -338,6 +473,14 @@ pub struct MbuView<'a> {
 pub fn write_mbu(v: &MbuView<'_>, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
     let m = v.mbu;
     let s = &m.step;
+    let impossible = m.impossible();
+    let flag = |what: &str, text: String| {
+        if impossible.contains(&what) {
+            format!("{text} — impossible: check the inputs")
+        } else {
+            text
+        }
+    };
     let pct = |x: Option<f64>| x.map(|x| percent(x, 2)).unwrap_or_else(|| "—".into());
     match format {
         Format::Table => {
@@ -373,7 +516,7 @@ pub fn write_mbu(v: &MbuView<'_>, format: Format, out: &mut dyn Write) -> Result
                     human_bytes_per_s(m.achieved_bandwidth.get()),
                 ),
                 ("peak bandwidth", human_bytes_per_s(m.peak_bandwidth.get())),
-                ("MBU", percent(m.mbu, 1)),
+                ("MBU", flag("MBU", percent(m.mbu, 1))),
                 ("FLOPs per step", human_flops(s.flops.get())),
                 ("achieved FLOP/s", human_flops_per_s(m.achieved_flops.get())),
                 (
@@ -382,7 +525,7 @@ pub fn write_mbu(v: &MbuView<'_>, format: Format, out: &mut dyn Write) -> Result
                         .map(|p| human_flops_per_s(p.get()))
                         .unwrap_or_else(|| "—".into()),
                 ),
-                ("MFU", pct(m.mfu)),
+                ("MFU", flag("MFU", pct(m.mfu))),
                 (
                     "floor: bytes ÷ peak bandwidth",
                     human_duration(m.floor.get()),
@@ -398,6 +541,13 @@ pub fn write_mbu(v: &MbuView<'_>, format: Format, out: &mut dyn Write) -> Result
                 "MBU = (weights + KV cache) ÷ time per output token ÷ peak bandwidth \
                  (Databricks, LLM Inference Performance Engineering, 2023)"
             )?;
+            for what in &impossible {
+                writeln!(
+                    out,
+                    "warning: {what} above 100 % is impossible: check the inputs (the time per \
+                     token, the batch, the model, the bandwidth or the peak)"
+                )?;
+            }
         }
         Format::Json => {
             write_json(&MbuDoc::of(v), out)?;

@@ -43,9 +43,14 @@ pub struct MbuArgs {
     /// Main-memory bandwidth of one device in B/s (`2e12`, `2T`), overriding the chip's.
     #[arg(long, value_parser = parse_count)]
     pub bandwidth: Option<f64>,
-    /// Dense peak of one device in FLOP/s, overriding the chip's.
+    /// Dense peak of one device in FLOP/s, overriding the chip's. With --hardware, a value above
+    /// the chip's dense peak (a 2:4-sparse datasheet figure) is an error unless
+    /// --allow-sparse-peak.
     #[arg(long, value_parser = parse_count)]
     pub peak: Option<f64>,
+    /// Accept a --peak above the chip's dense peak.
+    #[arg(long, requires = "peak")]
+    pub allow_sparse_peak: bool,
     #[command(flatten)]
     pub format: FormatArg,
 }

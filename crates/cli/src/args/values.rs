@@ -186,6 +186,20 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
     Ok(v / 100.0)
 }
 
+/// A target MFU in percent, as [`parse_percent`], refusing a bare number below 1 (`0.45`), which
+/// reads as a fraction: the error asks for the percent.
+pub fn parse_target_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    if !t.ends_with('%') && t.parse::<f64>().is_ok_and(|v| v > 0.0 && v < 1.0) {
+        // The percent it probably means, rounded to undo binary noise (0.57 × 100 = 56.99…).
+        let pct = (t.parse::<f64>().unwrap_or(0.0) * 1e8).round() / 1e6;
+        return Err(format!(
+            "`{s}` looks like a fraction; the value is a percent: write {pct} for {pct} %, or {s}% for {s} %"
+        ));
+    }
+    parse_percent(s)
+}
+
 /// Whole numbers: a comma-separated list whose items are numbers or ranges `a..b`, which double
 /// from a up to b (`1..1024` is 1, 2, 4, …, 1024): `1,8,32,128`, `1..1024`, `3,16..64`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,6 +283,15 @@ mod tests {
         assert_eq!(parse_percent("40"), Ok(0.4));
         assert_eq!(parse_percent("55%"), Ok(0.55));
         assert!(parse_percent("0").is_err() && parse_percent("120").is_err());
+        // 0.45 is refused with the percent it probably means; 0.45% and 45 are not ambiguous.
+        let e = parse_target_percent("0.45").unwrap_err();
+        assert!(e.contains("write 45 for 45 %"), "{e}");
+        assert!(parse_target_percent("0.45%").is_ok_and(|v| (v - 0.0045).abs() < 1e-15));
+        assert_eq!(parse_target_percent("45"), Ok(0.45));
+        assert_eq!(parse_target_percent("1"), Ok(0.01));
+        assert!(parse_target_percent("0.57")
+            .unwrap_err()
+            .contains("write 57 for 57 %"));
         assert_eq!(
             parse_uint_list("1,8,32,128"),
             Ok(UintList(vec![1, 8, 32, 128]))

@@ -6,13 +6,16 @@ use crate::error::CliError;
 use roofline_core::device::Device;
 use roofline_core::mbu::{mbu, Accelerators, DecodeStep, Pace};
 use roofline_core::mfu::{
-    mfu_by_size, mfu_report, Cluster, MfuError, MfuQuery, TrainingShape, Work,
+    mfu_by_size, mfu_report, reported_mfu, Cluster, Conventions, MfuError, MfuQuery, ScoreMask,
+    TrainingShape, Work,
 };
 use roofline_core::units::{BytesPerSec, FlopPerSec, Seconds};
 use roofline_core::workload::Precisions;
 use roofline_inputs::config::load_model;
 use roofline_inputs::hardware::find_device;
-use roofline_report::mfu::{write_mbu, write_mfu, write_mfu_by_size, ChipLine, MbuView, MfuView};
+use roofline_report::mfu::{
+    write_mbu, write_mfu, write_mfu_by_size, write_mfu_reported, ChipLine, MbuView, MfuView,
+};
 use std::io::Write;
 
 fn mfu_error(e: MfuError, command: &str) -> CliError {
@@ -22,13 +25,30 @@ fn mfu_error(e: MfuError, command: &str) -> CliError {
     )
 }
 
-/// The dense peak of one device: `--peak`, else the chip's for the precision.
+/// The dense peak of one device: `--peak`, else the chip's for the precision. A `--peak` above
+/// the chip's dense peak (a 2:4-sparse datasheet figure) is refused unless `allow_sparse`.
 fn resolve_peak(
     device: Option<&Device>,
     peak: Option<f64>,
     precision: roofline_core::precision::Precision,
+    allow_sparse: bool,
 ) -> Result<Option<FlopPerSec>, CliError> {
     match (peak, device) {
+        (Some(p), Some(d)) if !allow_sparse => match d.peak(precision) {
+            Ok(dense) if p > dense.get() * (1.0 + 1e-9) => Err(CliError::bad_input(
+                format!(
+                    "`--peak` {p:e} FLOP/s is above the {} dense {precision} peak, {:e} FLOP/s \
+                     (a 2:4-sparse datasheet figure?); MFU is measured against the dense peak",
+                    d.name,
+                    dense.get()
+                ),
+                Some(format!(
+                    "give --peak {:e} (or leave --peak out), or add --allow-sparse-peak to keep it",
+                    dense.get()
+                )),
+            )),
+            _ => Ok(Some(FlopPerSec(p))),
+        },
         (Some(p), _) => Ok(Some(FlopPerSec(p))),
         (None, Some(d)) => Ok(Some(d.peak(precision).map_err(|e| {
             CliError::bad_input(
@@ -44,6 +64,8 @@ fn resolve_peak(
 fn work_of(a: &MfuArgs) -> Option<Work> {
     if let Some(t) = a.tokens_per_s {
         Some(Work::TokensPerSecond(t))
+    } else if let Some(f) = a.achieved_flops {
+        Some(Work::FlopsPerDevice(FlopPerSec(f)))
     } else if let (Some(tokens), Some(time)) = (a.tokens, a.time) {
         Some(Work::Tokens {
             tokens,
@@ -61,13 +83,28 @@ fn work_of(a: &MfuArgs) -> Option<Work> {
 }
 
 pub fn run_mfu(a: &MfuArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let device = a.hardware.as_deref().map(find_device).transpose()?;
-    let peak = resolve_peak(device.as_ref(), a.peak, a.precision)?.ok_or_else(|| {
+    let target_mfu = a.target_mfu().map_err(|e| {
         CliError::bad_input(
-            "`roofline mfu` needs the peak the MFU is measured against",
-            Some("give --hardware ID (its dense peak for --precision) or --peak FLOP/s".into()),
+            format!("`--target-mfu`: {e}"),
+            Some("--target-mfu takes a percent: `--target-mfu 45` is 45 %".into()),
         )
     })?;
+    let conventions = Conventions {
+        mask: if a.no_causal {
+            ScoreMask::Full
+        } else {
+            ScoreMask::Causal
+        },
+        palm_embedding: a.palm_embedding,
+    };
+    let device = a.hardware.as_deref().map(find_device).transpose()?;
+    let peak = resolve_peak(device.as_ref(), a.peak, a.precision, a.allow_sparse_peak)?
+        .ok_or_else(|| {
+            CliError::bad_input(
+                "`roofline mfu` needs the peak the MFU is measured against",
+                Some("give --hardware ID (its dense peak for --precision) or --peak FLOP/s".into()),
+            )
+        })?;
     let chip = ChipLine {
         id: device.as_ref().map(|d| d.id.as_str()),
         name: device.as_ref().map(|d| d.name.as_str()),
@@ -97,7 +134,10 @@ pub fn run_mfu(a: &MfuArgs, out: &mut dyn Write) -> Result<(), CliError> {
         (Some(m), _) => TrainingShape::of_model(m, a.seq_len),
         (None, Some(n)) => TrainingShape {
             params: n,
+            active_params: a.active_params.unwrap_or(n),
             embedding_params: a.vocab.zip(a.hidden).map(|(v, h)| (v * h) as f64),
+            lookup_params: None,
+            block: None,
             layers: a.layers,
             hidden: a.hidden,
             attention_width: a.heads.zip(a.head_dim).map(|(h, q)| h * q),
@@ -105,6 +145,12 @@ pub fn run_mfu(a: &MfuArgs, out: &mut dyn Write) -> Result<(), CliError> {
             seq_len: a.seq_len,
         },
         (None, None) => {
+            // A reported FLOP/s per device: the MFU needs no model.
+            if let Some(Work::FlopsPerDevice(f)) = work {
+                let r = reported_mfu(f, &cluster).map_err(|e| mfu_error(e, "mfu"))?;
+                write_mfu_reported(&r, &chip, format, out)?;
+                return Ok(());
+            }
             // No model size: the MFU as a function of N.
             let work = work.ok_or_else(|| {
                 CliError::bad_input(
@@ -112,7 +158,7 @@ pub fn run_mfu(a: &MfuArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     Some("give --tokens with --time, --tokens-per-s, or --step-time with --global-batch and --seq-len".into()),
                 )
             })?;
-            let s = mfu_by_size(&a.sizes, &work, &cluster, a.target_mfu)
+            let s = mfu_by_size(&a.sizes, &work, &cluster, target_mfu)
                 .map_err(|e| mfu_error(e, "mfu"))?;
             write_mfu_by_size(&s, &chip, &work, format, out)?;
             return Ok(());
@@ -131,7 +177,8 @@ pub fn run_mfu(a: &MfuArgs, out: &mut dyn Write) -> Result<(), CliError> {
         train_tokens: a.tokens,
         cluster,
         recompute: a.recompute,
-        target_mfu: a.target_mfu,
+        target_mfu,
+        conventions,
     })
     .map_err(|e| mfu_error(e, "mfu"))?;
     let view = MfuView {
@@ -141,7 +188,8 @@ pub fn run_mfu(a: &MfuArgs, out: &mut dyn Write) -> Result<(), CliError> {
         recompute: a.recompute,
         work,
         train_tokens: a.tokens,
-        target_mfu: a.target_mfu,
+        target_mfu,
+        conventions,
         report: &report,
     };
     write_mfu(&view, format, out)?;
@@ -168,13 +216,15 @@ pub fn run_mbu(a: &MbuArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     };
     // The MFU of the step is optional: only when a peak is known.
-    let peak = resolve_peak(device.as_ref(), a.peak, precisions.act).or_else(|e| {
-        if a.peak.is_none() {
-            Ok(None)
-        } else {
-            Err(e)
-        }
-    })?;
+    let peak = resolve_peak(device.as_ref(), a.peak, precisions.act, a.allow_sparse_peak).or_else(
+        |e| {
+            if a.peak.is_none() {
+                Ok(None)
+            } else {
+                Err(e)
+            }
+        },
+    )?;
     let pace = match (a.tpot, a.tokens_per_s) {
         (Some(t), _) => Pace::TimePerToken(Seconds(t)),
         (None, Some(r)) => Pace::TokensPerSecond(r),

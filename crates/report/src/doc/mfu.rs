@@ -3,7 +3,10 @@
 
 use super::SchemaVersion;
 use crate::mfu::{ChipLine, MbuView, MfuView};
-use roofline_core::mfu::{Formula, Rating, SizeSweep, TrainingShape, Work};
+use roofline_core::mfu::{
+    Conventions, Formula, PalmEmbedding, Rating, ReportedMfu, ScoreMask, SizeSweep, TrainingShape,
+    Work,
+};
 use roofline_core::precision::Precision;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -30,6 +33,48 @@ pub enum MbuCommand {
 pub enum BySizeMode {
     /// MFU as a function of the parameter count N.
     BySize,
+}
+
+/// The `mode` of the document of an MFU from a reported FLOP/s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportedMode {
+    /// MFU = reported FLOP/s per device ÷ dense peak, no model.
+    Reported,
+}
+
+/// `roofline mfu --achieved-flops F` without a model: MFU = F ÷ the dense peak.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct MfuReportedDoc {
+    /// The schema version.
+    pub schema_version: SchemaVersion,
+    /// Always `mfu`.
+    pub command: MfuCommand,
+    /// Always `reported`.
+    pub mode: ReportedMode,
+    /// The devices.
+    pub hardware: ChipDoc,
+    /// The reported model FLOP/s of one device.
+    pub achieved_flops_per_s_per_device: f64,
+    /// achieved ÷ dense peak, fraction.
+    pub mfu: f64,
+    /// The rating of the MFU.
+    pub rating: Rating,
+}
+
+impl MfuReportedDoc {
+    /// The document of `r` on `chip`.
+    pub fn of(r: &ReportedMfu, chip: &ChipLine<'_>) -> Self {
+        MfuReportedDoc {
+            schema_version: SchemaVersion,
+            command: MfuCommand::Mfu,
+            mode: ReportedMode::Reported,
+            hardware: ChipDoc::of(chip),
+            achieved_flops_per_s_per_device: r.achieved_per_device.get(),
+            mfu: r.mfu,
+            rating: r.rating,
+        }
+    }
 }
 
 /// The formula of the MFU-by-size document: 6N only.
@@ -96,6 +141,10 @@ pub struct WorkDoc {
     /// Tokens per sequence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seq_len: Option<u64>,
+    /// Achieved model FLOP/s per device as reported (`--achieved-flops`); `tokens_per_s` is then
+    /// `null` and each formula gives the tokens/s it implies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub achieved_flops_per_s_per_device: Option<f64>,
 }
 
 impl WorkDoc {
@@ -110,9 +159,11 @@ impl WorkDoc {
             step_time_s: None,
             global_batch: None,
             seq_len: None,
+            achieved_flops_per_s_per_device: None,
         };
         match *w {
             Work::TokensPerSecond(_) => {}
+            Work::FlopsPerDevice(f) => d.achieved_flops_per_s_per_device = Some(f.get()),
             Work::Tokens { tokens, time } => {
                 d.tokens = Some(tokens);
                 d.time_s = Some(time.get());
@@ -136,10 +187,16 @@ impl WorkDoc {
 pub struct TrainingModelDoc {
     /// Model name, when a preset or config was given.
     pub name: Option<String>,
-    /// Parameters N.
+    /// Parameters, every one (a mixture of experts: all its experts).
     pub parameters: f64,
-    /// Parameters less the embeddings (all of them when the embeddings are unknown).
-    pub non_embedding_parameters: f64,
+    /// Active parameters: those a token uses (a mixture of experts: its k routed experts);
+    /// equal to `parameters` for a dense model. The formulas count these.
+    pub active_parameters: f64,
+    /// Active parameters less the embeddings (all of them when the embeddings are unknown):
+    /// Kaplan's N.
+    pub active_non_embedding_parameters: f64,
+    /// PaLM's N under `conventions.palm_embedding`.
+    pub palm_parameters: f64,
     /// Layers L.
     pub layers: Option<u64>,
     /// Hidden size h.
@@ -150,6 +207,17 @@ pub struct TrainingModelDoc {
     pub vocab: Option<u64>,
     /// Sequence length s.
     pub seq_len: Option<u64>,
+}
+
+/// How the formulas were counted.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ConventionsDoc {
+    /// `causal` (T²/2 scores per head, FlashAttention's and Megatron-LM's count, the diagonal
+    /// counted half) or `full` (every T×T score, as PaLM and Narayanan et al. 2021 count).
+    pub attention_mask: ScoreMask,
+    /// What PaLM's N holds: `output` (not an untied input embedding or position table, which are
+    /// looked up) or `all` (every parameter).
+    pub palm_embedding: PalmEmbedding,
 }
 
 /// Forward FLOPs per token, split.
@@ -174,6 +242,9 @@ pub struct FormulaDoc {
     pub forward_flops_per_token: ForwardSplitDoc,
     /// Forward + backward FLOPs per token.
     pub model_flops_per_token: f64,
+    /// Global tokens per second (with `--achieved-flops`, those this formula implies); `null`
+    /// without work.
+    pub tokens_per_s: Option<f64>,
     /// Model FLOPs + recomputation per token.
     pub hardware_flops_per_token: f64,
     /// Achieved model FLOP/s per device; `null` without work.
@@ -199,6 +270,15 @@ pub struct MissingDoc {
     pub needs: &'static str,
 }
 
+/// A formula left out because it does not describe the model.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct NotValidDoc {
+    /// The formula.
+    pub formula: Formula,
+    /// Why not (`grouped-query attention (8 KV heads for 32 query heads; …)`).
+    pub reason: String,
+}
+
 /// `roofline mfu`: MFU and HFU per formula, time to train.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MfuDoc {
@@ -212,6 +292,8 @@ pub struct MfuDoc {
     pub hardware: ChipDoc,
     /// Recomputation (`none`, `selective`, `full`).
     pub recompute: String,
+    /// The counting conventions used.
+    pub conventions: ConventionsDoc,
     /// The work; `null` when none was given.
     pub work: Option<WorkDoc>,
     /// Tokens to train for the time-to-train question.
@@ -220,15 +302,19 @@ pub struct MfuDoc {
     pub target_mfu: f64,
     /// One per formula computed.
     pub formulas: Vec<FormulaDoc>,
-    /// Formulas not computed, and why.
+    /// Formulas not computed for a missing input, and what they need.
     pub missing: Vec<MissingDoc>,
+    /// Formulas not computed because they do not describe the model, and why.
+    pub not_valid: Vec<NotValidDoc>,
 }
 
-fn model_doc(name: Option<&str>, s: &TrainingShape) -> TrainingModelDoc {
+fn model_doc(name: Option<&str>, s: &TrainingShape, c: Conventions) -> TrainingModelDoc {
     TrainingModelDoc {
         name: name.map(str::to_string),
         parameters: s.params,
-        non_embedding_parameters: s.non_embedding_params(),
+        active_parameters: s.active_params,
+        active_non_embedding_parameters: s.non_embedding_params(),
+        palm_parameters: s.palm_params(c.palm_embedding).0,
         layers: s.layers,
         hidden: s.hidden,
         attention_width: s.attention_width,
@@ -244,9 +330,13 @@ impl MfuDoc {
         MfuDoc {
             schema_version: SchemaVersion,
             command: MfuCommand::Mfu,
-            model: model_doc(v.model_name, v.shape),
+            model: model_doc(v.model_name, v.shape, v.conventions),
             hardware: ChipDoc::of(&v.chip),
             recompute: v.recompute.to_string(),
+            conventions: ConventionsDoc {
+                attention_mask: v.conventions.mask,
+                palm_embedding: v.conventions.palm_embedding,
+            },
             work: WorkDoc::of(&v.work, r.tokens_per_s, v.chip.devices),
             train_tokens: v.train_tokens,
             target_mfu: v.target_mfu,
@@ -264,6 +354,7 @@ impl MfuDoc {
                             head: row.split.head.get(),
                         },
                         model_flops_per_token: row.model_flops_per_token.get(),
+                        tokens_per_s: u.map(|u| u.tokens_per_s),
                         hardware_flops_per_token: row.hardware_flops_per_token.get(),
                         achieved_flops_per_s_per_device: u.map(|u| u.achieved_per_device.get()),
                         hardware_flops_per_s_per_device: u.map(|u| u.hardware_per_device.get()),
@@ -278,6 +369,14 @@ impl MfuDoc {
                 .missing
                 .iter()
                 .map(|(f, needs)| MissingDoc { formula: *f, needs })
+                .collect(),
+            not_valid: r
+                .not_valid
+                .iter()
+                .map(|(f, why)| NotValidDoc {
+                    formula: *f,
+                    reason: why.clone(),
+                })
                 .collect(),
         }
     }
@@ -399,6 +498,9 @@ pub struct MbuDoc {
     pub mfu: Option<f64>,
     /// Bytes ÷ peak bandwidth, seconds: the fastest a token can come.
     pub floor_time_per_token_s: f64,
+    /// The utilisations above 100 % (`MBU`, `MFU`), which no measurement can reach: an input is
+    /// wrong. Empty when both are possible.
+    pub impossible: Vec<String>,
 }
 
 impl MbuDoc {
@@ -431,6 +533,7 @@ impl MbuDoc {
             peak_flops_per_s: m.peak_flops.map(|p| p.get()),
             mfu: m.mfu,
             floor_time_per_token_s: m.floor.get(),
+            impossible: m.impossible().iter().map(|s| s.to_string()).collect(),
         }
     }
 }

@@ -263,6 +263,11 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             "roofline mfu (no model: MFU as a function of N)",
             schema_of::<mfu::MfuBySizeDoc>(),
         ),
+        (
+            "mfu-reported",
+            "roofline mfu --achieved-flops (no model)",
+            schema_of::<mfu::MfuReportedDoc>(),
+        ),
         ("mbu", "roofline mbu", schema_of::<mfu::MbuDoc>()),
         (
             "hardware-list",
@@ -368,10 +373,10 @@ mod tests {
     fn every_document_kind_has_one_schema_that_carries_the_version(
     ) -> Result<(), Box<dyn std::error::Error>> {
         let all = schemas();
-        // Nineteen kinds: analyze (plain, with fusion), explain, join, op, fuse, sweep, mfu (by
-        // formula, by size), mbu, hardware (list, show, compare), models, import (profile,
-        // roof), measure, measure kernels, report.
-        assert_eq!(all.len(), 19);
+        // Twenty kinds: analyze (plain, with fusion), explain, join, op, fuse, sweep, mfu (by
+        // formula, by size, from a reported FLOP/s), mbu, hardware (list, show, compare), models,
+        // import (profile, roof), measure, measure kernels, report.
+        assert_eq!(all.len(), 20);
         for (i, (name, _, schema)) in all.iter().enumerate() {
             assert!(
                 all[..i].iter().all(|(n, _, _)| n != name),
