@@ -239,11 +239,13 @@ fn logits_all_runs_lm_head_on_every_position() {
 #[test]
 fn mfu_graph_row_is_analyze_with_logits_on_every_position() {
     // mfu's graph row is 3 × the forward FLOPs per token of one sequence with logits at every
-    // position: its forward per token × T is analyze's prefill with --logits all, exactly.
+    // position: its forward per token × T is analyze's prefill with --logits all, exactly. The
+    // eager graph computes every score, masked or not, so mfu counts them all (--no-causal).
     let s = 1024.0;
     let mfu = json_of(&[
         "mfu",
         "llama-2-7b",
+        "--no-causal",
         "--seq-len",
         "1024",
         "--tokens-per-s",
