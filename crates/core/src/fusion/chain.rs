@@ -48,11 +48,15 @@ const TENSOR_NAMES: [&str; 17] = [
     "t15", "t16",
 ];
 
+/// Largest `--hidden` or `--intermediate`: the largest dimension a model config may give.
+pub const MAX_WIDTH: u64 = 1 << 24;
+
 /// The chain as a one-block graph, and the widest tensor between two of its operators (the
 /// intermediate a fused kernel must hold on chip).
 ///
 /// # Errors
-/// An empty chain, more than 16 operators, an unknown operator name, or a zero size.
+/// An empty chain, more than 16 operators, an unknown operator name, a zero size, or a size
+/// above its bound ([`crate::workload::MAX_TOKENS`] tokens, [`MAX_WIDTH`] elements wide).
 pub fn chain_graph(spec: &ChainSpec) -> Result<(OpGraph, Vec<String>, u64), ChainError> {
     if spec.ops.is_empty() {
         return Err(ChainError(
@@ -72,6 +76,20 @@ pub fn chain_graph(spec: &ChainSpec) -> Result<(OpGraph, Vec<String>, u64), Chai
     ] {
         if v == 0 {
             return Err(ChainError(format!("`{flag}` must be at least 1")));
+        }
+    }
+    // Each product of two sizes below (tokens × width, width × width) must be exact in u64 and
+    // in f64: the largest model dimension a config may give (2^24) and the longest sequence of
+    // a workload (2^26 tokens) keep every product under 2^50.
+    for (flag, v, max) in [
+        ("--tokens", spec.tokens, crate::workload::MAX_TOKENS),
+        ("--hidden", spec.hidden, MAX_WIDTH),
+        ("--intermediate", spec.intermediate, MAX_WIDTH),
+    ] {
+        if v > max {
+            return Err(ChainError(format!(
+                "`{flag}` {v} is above the largest accepted, {max}"
+            )));
         }
     }
     let p = spec.precision;

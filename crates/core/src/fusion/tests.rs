@@ -201,3 +201,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn chain_sizes_past_their_bounds_are_refused_not_overflowed() {
+    // 2^63 wide: tokens × width would wrap u64.
+    let spec = |tokens, hidden, intermediate| ChainSpec {
+        ops: ["rmsnorm", "linear"].map(String::from).to_vec(),
+        tokens,
+        hidden,
+        intermediate,
+        precision: Precision::Bf16,
+    };
+    let e = chain_graph(&spec(2048, 1 << 63, 11008)).expect_err("too wide");
+    assert!(
+        e.0.contains("--hidden") && e.0.contains("16777216"),
+        "{}",
+        e.0
+    );
+    let e = chain_graph(&spec(2048, 7, u64::MAX)).expect_err("too wide");
+    assert!(e.0.contains("--intermediate"), "{}", e.0);
+    let e = chain_graph(&spec(1 << 27, 4096, 11008)).expect_err("too long");
+    assert!(e.0.contains("--tokens"), "{}", e.0);
+    // At the bounds, built: 2^26 tokens × 2^24 wide = 2^50 elements.
+    assert!(chain_graph(&spec(1 << 26, 1 << 24, 1 << 24)).is_ok());
+}

@@ -132,13 +132,26 @@ struct Arg<'a> {
     p: Precision,
 }
 
+/// Most elements a tensor of a trace may have to be priced: 2^53, the largest count an f64
+/// holds exactly (9·10^15 elements, 18 PB in bf16, far past any device). A shape beyond it
+/// (a corrupt or hostile trace) leaves the operator unpriced rather than overflowing.
+pub const MAX_ELEMENTS: u64 = 1 << 53;
+
+/// The product of `d`, if it is at most [`MAX_ELEMENTS`].
+fn checked_elems(d: &[u64]) -> Option<u64> {
+    d.iter()
+        .try_fold(1u64, |a, &x| a.checked_mul(x))
+        .filter(|&e| e <= MAX_ELEMENTS)
+}
+
+/// The product of `d`, for a shape [`shaped_op`] has bounded (saturating, so it never panics).
 fn elems(d: &[u64]) -> u64 {
-    d.iter().product()
+    d.iter().fold(1u64, |a, &x| a.saturating_mul(x))
 }
 
 fn rows_cols(d: &[u64]) -> (u64, u64) {
     match d.split_last() {
-        Some((last, rest)) => (rest.iter().product(), *last),
+        Some((last, rest)) => (elems(rest), *last),
         None => (1, 1),
     }
 }
@@ -165,7 +178,7 @@ fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
             _ => return None,
         };
     }
-    Some(out)
+    checked_elems(&out).map(|_| out)
 }
 
 fn word(p: Precision) -> &'static str {
@@ -200,6 +213,13 @@ pub fn shaped_op(
     let func = base.strip_suffix('_').unwrap_or(base);
     let ty = |i: usize| types.get(i).and_then(|t| dtype(t));
     // Tensor arguments in order (list arguments and non-float ones left out).
+    // A shape too large to price exactly leaves the operator unpriced.
+    for s in shapes {
+        match s {
+            ArgShape::Tensor(d) => checked_elems(d).map(|_| ())?,
+            ArgShape::List(l) => l.iter().try_for_each(|d| checked_elems(d).map(|_| ()))?,
+        }
+    }
     let tensors: Vec<Arg<'_>> = shapes
         .iter()
         .enumerate()
@@ -436,7 +456,10 @@ fn map_op(func: &str, tensors: &[Arg<'_>], shapes: &[ArgShape]) -> Option<Shaped
         // A list's type is `TensorList`, which names no precision: take the first float
         // tensor argument's, else fp32.
         let prec = tensors.first().map(|a| a.p).unwrap_or(Precision::Fp32);
-        let total: u64 = list.iter().map(|d| elems(d)).sum();
+        let total = list
+            .iter()
+            .try_fold(0u64, |t, d| t.checked_add(elems(d)))
+            .filter(|&t| t <= MAX_ELEMENTS)?;
         let first = list.first()?;
         let (rows, cols) = rows_cols(first);
         let b = total as f64 * prec.bytes();
@@ -531,6 +554,27 @@ mod tests {
         assert_eq!(dtype("long int"), None);
         assert_eq!(dtype("Scalar"), None);
         assert_eq!(dtype(""), None);
+    }
+
+    #[test]
+    fn shapes_too_large_to_price_exactly_are_left_unpriced() {
+        let f = s(&["float", "float"]);
+        // 2^63 rows: the product of dims overflows u64 before any cost is computed.
+        let huge = 1u64 << 63;
+        assert!(shaped_op("aten::mm", &[t(&[huge, 2]), t(&[2, 8])], &f, &[]).is_none());
+        // 2^27 · 2^27 = 2^54 elements, past 2^53 (exact in f64).
+        let wide = 1u64 << 27;
+        assert!(shaped_op("aten::add", &[t(&[wide, wide]), t(&[wide, wide])], &f, &[]).is_none());
+        // Two shapes each within bounds whose broadcast is not: [2^30, 1] + [1, 2^30] = 2^60.
+        let g = 1u64 << 30;
+        assert!(shaped_op("aten::add", &[t(&[g, 1]), t(&[1, g])], &f, &[]).is_none());
+        // A cat of lists each within bounds but past it in sum is left unpriced too.
+        let half = 1u64 << 52;
+        let list = ArgShape::List(vec![vec![half], vec![half], vec![half]]);
+        assert!(shaped_op("aten::cat", &[list], &s(&["TensorList"]), &[]).is_none());
+        // At the bound, priced: 2^26 · 2^26 = 2^52 elements added, 2 inputs, fp32.
+        let ok = 1u64 << 26;
+        assert!(shaped_op("aten::add", &[t(&[ok, ok]), t(&[ok, ok])], &f, &[]).is_some());
     }
 
     #[test]
