@@ -178,24 +178,24 @@ impl Mbu {
 /// A zero, negative or non-finite time, rate, device count, bandwidth or peak, naming its flag;
 /// a time per token so short that the achieved bandwidth or FLOP/s is not finite.
 pub fn mbu(step: &DecodeStep, pace: Pace, accel: &Accelerators) -> Result<Mbu, MfuError> {
-    let batch = positive("--batch", step.batch as f64)?;
+    let batch = positive("batch", step.batch as f64)?;
     let tpot = match pace {
-        Pace::TimePerToken(t) => Seconds(positive("--tpot", t.get())?),
-        Pace::TokensPerSecond(r) => Seconds(batch / positive("--tokens-per-s", r)?),
+        Pace::TimePerToken(t) => Seconds(positive("tpot", t.get())?),
+        Pace::TokensPerSecond(r) => Seconds(batch / positive("tokens_per_s", r)?),
     };
-    let devices = positive("--devices", accel.devices as f64)?;
-    let peak_bandwidth = BytesPerSec(positive("--bandwidth", accel.bandwidth.get())? * devices);
+    let devices = positive("devices", accel.devices as f64)?;
+    let peak_bandwidth = BytesPerSec(positive("bandwidth", accel.bandwidth.get())? * devices);
     let peak_flops = accel
         .peak
-        .map(|p| positive("--peak", p.get()).map(|p| FlopPerSec(p * devices)))
+        .map(|p| positive("peak", p.get()).map(|p| FlopPerSec(p * devices)))
         .transpose()?;
     let achieved_bandwidth = step.bytes() / tpot;
     let achieved_flops = step.flops / tpot;
     if !(achieved_bandwidth.get().is_finite() && achieved_flops.get().is_finite()) {
         return Err(MfuError {
-            field: match pace {
-                Pace::TimePerToken(_) => "--tpot",
-                Pace::TokensPerSecond(_) => "--tokens-per-s",
+            quantity: match pace {
+                Pace::TimePerToken(_) => "tpot",
+                Pace::TokensPerSecond(_) => "tokens_per_s",
             },
             message: format!(
                 "gives an achieved bandwidth of {} B/s, which is not finite: the time per token \
@@ -317,18 +317,18 @@ mod tests {
             peak: None,
         };
         let e = mbu(&step, Pace::TimePerToken(Seconds(0.0)), &accel).unwrap_err();
-        assert_eq!(e.field, "--tpot");
+        assert_eq!(e.quantity, "tpot");
         let none = Accelerators {
             devices: 0,
             ..accel
         };
         let e = mbu(&step, Pace::TimePerToken(Seconds(0.01)), &none).unwrap_err();
-        assert_eq!(e.field, "--devices");
+        assert_eq!(e.quantity, "devices");
         // 14 GB in 1e-310 s overflows to an infinite bandwidth: refused, naming the flag.
         let e = mbu(&step, Pace::TimePerToken(Seconds(1e-310)), &accel).unwrap_err();
-        assert_eq!(e.field, "--tpot");
+        assert_eq!(e.quantity, "tpot");
         let e = mbu(&step, Pace::TokensPerSecond(1e308), &accel).unwrap_err();
-        assert_eq!(e.field, "--tokens-per-s");
+        assert_eq!(e.quantity, "tokens_per_s");
     }
 
     #[test]

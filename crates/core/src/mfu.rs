@@ -607,26 +607,28 @@ impl Rating {
 /// A bad MFU input: which flag, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MfuError {
-    /// The flag at fault (`--time`).
-    pub field: &'static str,
+    /// The input at fault, as the field of the query that holds it: `tokens_per_s`, `time`,
+    /// `peak`, `target_mfu`, `model` (the `roofline` CLI flag is the same with dashes:
+    /// `--tokens-per-s`).
+    pub quantity: &'static str,
     /// What is wrong.
     pub message: String,
 }
 
 impl fmt::Display for MfuError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}`: {}", self.field, self.message)
+        write!(f, "`{}`: {}", self.quantity, self.message)
     }
 }
 impl std::error::Error for MfuError {}
 
-/// `v` if it is a positive finite number, else an error naming `field`.
-pub(crate) fn positive(field: &'static str, v: f64) -> Result<f64, MfuError> {
+/// `v` if it is a positive finite number, else an error naming `quantity`.
+pub(crate) fn positive(quantity: &'static str, v: f64) -> Result<f64, MfuError> {
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
         Err(MfuError {
-            field,
+            quantity,
             message: format!("must be a positive number, got {v}"),
         })
     }
@@ -669,22 +671,22 @@ impl Work {
     /// tokens per second depend on the formula ([`Work::tokens_per_second_by`]).
     pub fn tokens_per_second(&self) -> Result<f64, MfuError> {
         match *self {
-            Work::TokensPerSecond(t) => positive("--tokens-per-s", t),
+            Work::TokensPerSecond(t) => positive("tokens_per_s", t),
             Work::FlopsPerDevice(_) => Err(MfuError {
-                field: "--achieved-flops",
+                quantity: "achieved_flops",
                 message: "gives tokens per second only with a FLOP count per token: give a model or --params".into(),
             }),
             Work::Tokens { tokens, time } => {
-                Ok(positive("--tokens", tokens)? / positive("--time", time.get())?)
+                Ok(positive("tokens", tokens)? / positive("time", time.get())?)
             }
             Work::Steps {
                 step_time,
                 global_batch,
                 seq_len,
             } => {
-                let b = positive("--global-batch", global_batch as f64)?;
-                let s = positive("--seq-len", seq_len as f64)?;
-                Ok(b * s / positive("--step-time", step_time.get())?)
+                let b = positive("global_batch", global_batch as f64)?;
+                let s = positive("seq_len", seq_len as f64)?;
+                Ok(b * s / positive("step_time", step_time.get())?)
             }
         }
     }
@@ -701,7 +703,7 @@ impl Work {
         devices: u64,
     ) -> Result<f64, MfuError> {
         match *self {
-            Work::FlopsPerDevice(f) => Ok(positive("--achieved-flops", f.get())? * devices as f64
+            Work::FlopsPerDevice(f) => Ok(positive("achieved_flops", f.get())? * devices as f64
                 / model_flops_per_token.get()),
             _ => self.tokens_per_second(),
         }
@@ -724,8 +726,8 @@ impl Cluster {
     }
 
     fn validate(&self) -> Result<(), MfuError> {
-        positive("--devices", self.devices as f64)?;
-        positive("--peak", self.peak.get())?;
+        positive("devices", self.devices as f64)?;
+        positive("peak", self.peak.get())?;
         Ok(())
     }
 }
@@ -815,7 +817,7 @@ pub fn reported_mfu(
     cluster: &Cluster,
 ) -> Result<ReportedMfu, MfuError> {
     cluster.validate()?;
-    let a = positive("--achieved-flops", achieved_per_device.get())?;
+    let a = positive("achieved_flops", achieved_per_device.get())?;
     let mfu = a / cluster.peak.get();
     Ok(ReportedMfu {
         achieved_per_device,
@@ -883,31 +885,31 @@ pub struct MfuReport {
 /// A zero or non-finite input, naming its flag; an invalid model for the graph formula.
 pub fn mfu_report(q: &MfuQuery<'_>) -> Result<MfuReport, MfuError> {
     q.cluster.validate()?;
-    positive("--params", q.shape.params)?;
-    positive("--active-params", q.shape.active_params)?;
+    positive("params", q.shape.params)?;
+    positive("active_params", q.shape.active_params)?;
     if q.shape.active_params > q.shape.params {
         return Err(MfuError {
-            field: "--active-params",
+            quantity: "active_params",
             message: format!(
                 "{} active parameters exceed the {} parameters in all: --params is the total",
                 q.shape.active_params, q.shape.params
             ),
         });
     }
-    positive("--target-mfu", q.target_mfu)?;
+    positive("target_mfu", q.target_mfu)?;
     let tokens_per_s = match q.work {
         Some(Work::FlopsPerDevice(f)) => {
-            positive("--achieved-flops", f.get())?;
+            positive("achieved_flops", f.get())?;
             None
         }
         w => w.map(|w| w.tokens_per_second()).transpose()?,
     };
     let train_tokens = q
         .train_tokens
-        .map(|t| positive("--tokens", t))
+        .map(|t| positive("tokens", t))
         .transpose()?;
     let formulas = flops_per_token(&q.shape, q.model, q.conventions).map_err(|e| MfuError {
-        field: "MODEL",
+        quantity: "model",
         message: e.to_string(),
     })?;
     let mut rows = Vec::with_capacity(formulas.len());
@@ -980,12 +982,12 @@ pub fn mfu_by_size(
     target_mfu: f64,
 ) -> Result<SizeSweep, MfuError> {
     cluster.validate()?;
-    positive("--target-mfu", target_mfu)?;
+    positive("target_mfu", target_mfu)?;
     let tps = work.tokens_per_second()?;
     let rows = sizes
         .iter()
         .map(|&n| {
-            let n = positive("--sizes", n)?;
+            let n = positive("sizes", n)?;
             let mfu = mfu_for_params(n, tps, cluster);
             Ok(SizeRow {
                 params: n,
@@ -1152,13 +1154,13 @@ mod tests {
         }
         .tokens_per_second()
         .unwrap_err();
-        assert_eq!(e.field, "--time");
+        assert_eq!(e.quantity, "time");
         assert_eq!(
             Work::TokensPerSecond(f64::NAN)
                 .tokens_per_second()
                 .unwrap_err()
-                .field,
-            "--tokens-per-s"
+                .quantity,
+            "tokens_per_s"
         );
         Ok(())
     }
@@ -1435,16 +1437,16 @@ mod tests {
             ..q
         };
         assert_eq!(
-            mfu_report(&more_active).map_err(|e| e.field),
-            Err("--active-params")
+            mfu_report(&more_active).map_err(|e| e.quantity),
+            Err("active_params")
         );
         let bad = MfuQuery {
             work: Some(Work::FlopsPerDevice(FlopPerSec(0.0))),
             ..q
         };
         assert_eq!(
-            mfu_report(&bad).map_err(|e| e.field),
-            Err("--achieved-flops")
+            mfu_report(&bad).map_err(|e| e.quantity),
+            Err("achieved_flops")
         );
         // Without a model: the same ratio.
         let direct = reported_mfu(FlopPerSec(150e12), &q.cluster)?;

@@ -20,18 +20,19 @@ use std::fmt;
 /// is taken for a typo.
 pub const MAX_DIM: u64 = 1 << 24;
 
-/// A shape field that cannot be used, naming the flag that set it.
+/// A shape field that cannot be used, naming it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShapeError {
-    /// The flag at fault (`--kv-heads`).
-    pub field: &'static str,
+    /// The [`AttentionSpec`] field at fault (`kv_heads`; the `roofline op` flag is the same
+    /// with dashes: `--kv-heads`).
+    pub quantity: &'static str,
     /// What is wrong and how to fix it.
     pub message: String,
 }
 
 impl fmt::Display for ShapeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}`: {}", self.field, self.message)
+        write!(f, "`{}`: {}", self.quantity, self.message)
     }
 }
 impl std::error::Error for ShapeError {}
@@ -94,52 +95,52 @@ impl AttentionSpec {
     /// Checks that every size is positive and `kv_heads` divides `heads`.
     ///
     /// # Errors
-    /// A [`ShapeError`] naming the flag.
+    /// A [`ShapeError`] naming the field.
     pub fn validate(&self) -> Result<(), ShapeError> {
-        for (field, v) in [
-            ("--batch", self.batch),
-            ("--heads", self.heads),
-            ("--kv-heads", self.kv_heads),
-            ("--head-dim", self.head_dim),
-            ("--head-dim-v", self.v_dim()),
-            ("--q-len", self.q_len),
-            ("--kv-len", self.kv_len),
+        for (quantity, v) in [
+            ("batch", self.batch),
+            ("heads", self.heads),
+            ("kv_heads", self.kv_heads),
+            ("head_dim", self.head_dim),
+            ("head_dim_v", self.v_dim()),
+            ("q_len", self.q_len),
+            ("kv_len", self.kv_len),
         ] {
             if v == 0 {
                 return Err(ShapeError {
-                    field,
+                    quantity,
                     message: "must be at least 1".into(),
                 });
             }
         }
-        for (field, v) in [
-            ("--batch", self.batch),
-            ("--heads", self.heads),
-            ("--head-dim", self.head_dim),
-            ("--head-dim-v", self.v_dim()),
-            ("--q-len", self.q_len),
-            ("--kv-len", self.kv_len),
+        for (quantity, v) in [
+            ("batch", self.batch),
+            ("heads", self.heads),
+            ("head_dim", self.head_dim),
+            ("head_dim_v", self.v_dim()),
+            ("q_len", self.q_len),
+            ("kv_len", self.kv_len),
         ] {
             if v > MAX_DIM {
                 return Err(ShapeError {
-                    field,
+                    quantity,
                     message: format!("{v} is beyond the largest accepted ({MAX_DIM})"),
                 });
             }
         }
         if self.causal && self.q_len > self.kv_len {
             return Err(ShapeError {
-                field: "--q-len",
+                quantity: "q_len",
                 message: format!(
-                    "{} queries cannot be the last positions of {} keys: with --causal, \
-                     --q-len must not exceed --kv-len",
+                    "{} queries cannot be the last positions of {} keys: under a causal mask \
+                     the queries must not outnumber the keys",
                     self.q_len, self.kv_len
                 ),
             });
         }
         if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(ShapeError {
-                field: "--kv-heads",
+                quantity: "kv_heads",
                 message: format!(
                     "{} key/value heads do not divide {} query heads evenly; grouped-query \
                      attention needs heads to be a multiple of kv-heads",
@@ -402,7 +403,7 @@ mod tests {
             head_dim_v: Some(0),
             ..fused
         };
-        assert_eq!(zero.validate().unwrap_err().field, "--head-dim-v");
+        assert_eq!(zero.validate().unwrap_err().quantity, "head_dim_v");
     }
 
     #[test]
@@ -424,12 +425,12 @@ mod tests {
             kv: Precision::Bf16,
         };
         let e = spec.validate().unwrap_err();
-        assert_eq!(e.field, "--kv-heads");
+        assert_eq!(e.quantity, "kv_heads");
         let zero = AttentionSpec {
             head_dim: 0,
             kv_heads: 8,
             ..spec
         };
-        assert_eq!(zero.validate().unwrap_err().field, "--head-dim");
+        assert_eq!(zero.validate().unwrap_err().quantity, "head_dim");
     }
 }

@@ -889,7 +889,7 @@ mod tests {
             logits: Logits::Last,
             reserve: Reserve::DEFAULT,
         };
-        assert!(matches!(sweep(&spec), Err(AnalysisError::Workload(e)) if e.field == "--batch"));
+        assert!(matches!(sweep(&spec), Err(AnalysisError::Workload(e)) if e.quantity == "batch"));
         spec.batches = &[1];
         let int4 = [Precisions::uniform(Precision::Int4)];
         spec.precisions = &int4;

@@ -187,11 +187,9 @@ pub struct Workload {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkloadError {
-    /// The [`Workload`] field at fault: `batch`, `seq_len` or `context`.
+    /// The [`Workload`] field at fault: `batch`, `seq_len` or `context` (the `roofline` CLI
+    /// flag that sets it is the same with dashes: `--seq-len`).
     pub quantity: &'static str,
-    /// The same field as the `roofline` CLI flag that sets it (`--batch`), for callers that
-    /// match on the flag.
-    pub field: &'static str,
     /// What is wrong and how to fix it.
     pub message: String,
 }
@@ -202,12 +200,6 @@ impl WorkloadError {
     pub fn new(quantity: &'static str, message: impl Into<String>) -> Self {
         Self {
             quantity,
-            field: match quantity {
-                "batch" => "--batch",
-                "seq_len" => "--seq-len",
-                "context" => "--context",
-                other => other,
-            },
             message: message.into(),
         }
     }
@@ -420,16 +412,16 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_the_field_and_its_flag() {
-        for (w, quantity, flag) in [
-            (Workload::decode(0, 2048), "batch", "--batch"),
-            (Workload::decode(MAX_BATCH + 1, 2048), "batch", "--batch"),
-            (Workload::prefill(1, 0), "seq_len", "--seq-len"),
-            (Workload::prefill(1, MAX_TOKENS + 1), "seq_len", "--seq-len"),
-            (Workload::decode(1, MAX_TOKENS), "context", "--context"),
+    fn errors_name_the_field() {
+        for (w, quantity) in [
+            (Workload::decode(0, 2048), "batch"),
+            (Workload::decode(MAX_BATCH + 1, 2048), "batch"),
+            (Workload::prefill(1, 0), "seq_len"),
+            (Workload::prefill(1, MAX_TOKENS + 1), "seq_len"),
+            (Workload::decode(1, MAX_TOKENS), "context"),
         ] {
             let e = w.validate().unwrap_err();
-            assert_eq!((e.quantity, e.field), (quantity, flag), "{e}");
+            assert_eq!(e.quantity, quantity, "{e}");
             assert!(e.to_string().starts_with(&format!("`{quantity}`: ")), "{e}");
         }
         assert!(Workload::decode(1, MAX_TOKENS - 1).validate().is_ok());

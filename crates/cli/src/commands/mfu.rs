@@ -18,9 +18,15 @@ use roofline_report::mfu::{
 };
 use std::io::Write;
 
+/// The core's error with the flag that sets its quantity (`tokens_per_s` → `--tokens-per-s`;
+/// `model` is the positional MODEL).
 fn mfu_error(e: MfuError, command: &str) -> CliError {
+    let name = match e.quantity {
+        "model" => "MODEL".to_string(),
+        q => crate::error::flag(q),
+    };
     CliError::bad_input(
-        e.to_string(),
+        format!("`{name}`: {}", e.message),
         Some(format!("see `roofline {command} --help`")),
     )
 }

@@ -80,8 +80,12 @@ fn kernels(kind: &OpCommand) -> Result<(String, Kernels), CliError> {
                 act: p,
                 kv: kv_precision.unwrap_or(p),
             };
-            spec.validate()
-                .map_err(|e| CliError::bad_input(e.to_string(), hint()))?;
+            spec.validate().map_err(|e| {
+                CliError::bad_input(
+                    format!("`{}`: {}", crate::error::flag(e.quantity), e.message),
+                    hint(),
+                )
+            })?;
             let mask = match (causal, fused) {
                 (false, _) => String::new(),
                 (true, true) => format!(", causal (pairs {})", count.describe()),
