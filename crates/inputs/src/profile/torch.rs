@@ -153,8 +153,9 @@ fn event(origin: &str, i: usize, v: &Value) -> Result<Option<Event>, InputError>
         index: i,
         cat,
         name,
-        ts,
-        dur,
+        // `+ 0.0` turns -0.0 into 0.0, so that every sort below agrees with `<=`.
+        ts: ts + 0.0,
+        dur: dur + 0.0,
         thread: format!("{}/{}", key("pid"), key("tid")),
         args: o
             .get("args")
@@ -351,30 +352,24 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
             .with_hint(TRACE_HINT))
         }
     };
-    let mut events = Vec::new();
+    let (mut ops, mut kernels, mut runtime): (Vec<Event>, Vec<Event>, Vec<Event>) =
+        (Vec::new(), Vec::new(), Vec::new());
+    let mut steps: Vec<String> = Vec::new();
     for (i, v) in list.iter().enumerate() {
-        if let Some(e) = event(origin, i, v)? {
-            events.push(e);
+        let Some(e) = event(origin, i, v)? else {
+            continue;
+        };
+        match e.cat {
+            Cat::CpuOp => ops.push(e),
+            Cat::Kernel => kernels.push(e),
+            Cat::Runtime => runtime.push(e),
+            Cat::Annotation if e.name.starts_with("ProfilerStep#") => steps.push(e.name),
+            Cat::Annotation | Cat::Other => {}
         }
     }
-    let mut steps: Vec<&str> = events
-        .iter()
-        .filter(|e| e.cat == Cat::Annotation && e.name.starts_with("ProfilerStep#"))
-        .map(|e| e.name.as_str())
-        .collect();
     steps.sort_unstable();
     steps.dedup();
     let steps = (steps.len() as u64).max(1);
-    let ops: Vec<Event> = events
-        .iter()
-        .filter(|e| e.cat == Cat::CpuOp)
-        .cloned()
-        .collect();
-    let mut kernels: Vec<Event> = events
-        .iter()
-        .filter(|e| e.cat == Cat::Kernel)
-        .cloned()
-        .collect();
     if ops.is_empty() && kernels.is_empty() {
         return Err(InputError::new(format!(
             "{origin}: the trace has no `kernel` and no `cpu_op` events: nothing to import"
@@ -396,7 +391,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
         cpu_profile(origin, &ops, &parent, &mut notes)?
     } else {
         kernels.sort_by(|a, b| a.ts.total_cmp(&b.ts));
-        gpu_profile(origin, &ops, &parent, &events, &kernels, &mut notes)?
+        gpu_profile(origin, &ops, &parent, &runtime, &kernels, &mut notes)?
     };
     let (kernels, uncosted, total) = profile;
     Ok(Profile {
@@ -425,22 +420,9 @@ fn cpu_profile(
             .total_cmp(&ops[b].ts)
             .then(ops[b].dur.total_cmp(&ops[a].dur))
     });
-    let mut claimed = vec![false; ops.len()];
-    let claimed_above = |claimed: &[bool], mut i: usize| {
-        while let Some(p) = parent[i] {
-            if claimed[p] {
-                return true;
-            }
-            i = p;
-        }
-        false
-    };
+    let claimed = claims(origin, ops, parent, &order)?;
     let mut kernels = Vec::new();
-    for &i in &order {
-        if claimed_above(&claimed, i) || !is_costed(origin, &ops[i])? {
-            continue;
-        }
-        claimed[i] = true;
+    for &i in order.iter().filter(|&&i| claimed[i]) {
         let e = &ops[i];
         kernels.push(costed_kernel(
             e.name.clone(),
@@ -451,20 +433,22 @@ fn cpu_profile(
             false,
         ));
     }
-    // Time of each top-level operator not inside a costed one, by name.
-    let root = |mut i: usize| {
-        while let Some(p) = parent[i] {
-            i = p;
+    // Time of each top-level operator not inside a costed one, by name. `order` holds every
+    // parent before its children, so each root is known when its children are reached.
+    let mut root: Vec<usize> = (0..ops.len()).collect();
+    for &i in &order {
+        if let Some(p) = parent[i] {
+            root[i] = root[p];
         }
-        i
-    };
+    }
     let mut inside = vec![0.0f64; ops.len()];
     for i in 0..ops.len() {
         if claimed[i] {
-            inside[root(i)] += ops[i].dur;
+            inside[root[i]] += ops[i].dur;
         }
     }
     let mut uncosted: Vec<UncostedOps> = Vec::new();
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
     let mut total = 0.0;
     for i in (0..ops.len()).filter(|&i| parent[i].is_none()) {
         total += ops[i].dur;
@@ -472,16 +456,19 @@ fn cpu_profile(
         if claimed[i] || rest <= 0.0 {
             continue;
         }
-        match uncosted.iter_mut().find(|u| u.name == ops[i].name) {
-            Some(u) => {
-                u.count += 1;
-                u.time += Seconds(rest / 1e6);
+        match by_name.get(ops[i].name.as_str()) {
+            Some(&u) => {
+                uncosted[u].count += 1;
+                uncosted[u].time += Seconds(rest / 1e6);
             }
-            None => uncosted.push(UncostedOps {
-                name: ops[i].name.clone(),
-                count: 1,
-                time: Seconds(rest / 1e6),
-            }),
+            None => {
+                by_name.insert(&ops[i].name, uncosted.len());
+                uncosted.push(UncostedOps {
+                    name: ops[i].name.clone(),
+                    count: 1,
+                    time: Seconds(rest / 1e6),
+                });
+            }
         }
     }
     uncosted.sort_by(|a, b| b.time.get().total_cmp(&a.time.get()));
@@ -493,73 +480,188 @@ fn cpu_profile(
     Ok((kernels, uncosted, Seconds(total / 1e6)))
 }
 
-fn gpu_profile(
+/// Which operators a CPU trace counts: the costed ones with no counted operator around them.
+/// `order` (by start, longest first) visits every parent before its children, so whether an
+/// ancestor is counted is known, once per operator, when the operator is reached: O(n).
+fn claims(
     origin: &str,
     ops: &[Event],
     parent: &[Option<usize>],
-    events: &[Event],
+    order: &[usize],
+) -> Result<Vec<bool>, InputError> {
+    let mut claimed = vec![false; ops.len()];
+    // Whether some ancestor of the operator is claimed.
+    let mut under_claim = vec![false; ops.len()];
+    for &i in order {
+        if let Some(p) = parent[i] {
+            under_claim[i] = claimed[p] || under_claim[p];
+        }
+        if !under_claim[i] && is_costed(origin, &ops[i])? {
+            claimed[i] = true;
+        }
+    }
+    Ok(claimed)
+}
+
+/// An f64 ordered by [`f64::total_cmp`] (durations here are finite and ≥ 0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Total(f64);
+
+impl Eq for Total {}
+impl PartialOrd for Total {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Total {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// For each query `(thread, t)`, the innermost operator around it: of the operators on that
+/// thread with `ts ≤ t ≤ end + tolerance`, the shortest, the first in `ops` on a tie.
+///
+/// A sweep line per thread: queries and operators by time; an operator enters a min-heap (by
+/// duration, then index) when it starts at or before the query, and leaves it, lazily, once it
+/// ends before the query. `t − tolerance(t)` grows with `t`, so an operator ended before one
+/// query has ended before every later one. O((n + q) log n) in all, against O(n·q) for a scan of
+/// every operator per query.
+fn innermost_around(ops: &[Event], queries: &[Option<(&str, f64)>]) -> Vec<Option<usize>> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut found = vec![None; queries.len()];
+    let mut by_thread: HashMap<&str, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    for (q, query) in queries.iter().enumerate() {
+        if let Some((thread, _)) = query {
+            by_thread.entry(thread).or_default().1.push(q);
+        }
+    }
+    for (i, o) in ops.iter().enumerate() {
+        if let Some(entry) = by_thread.get_mut(o.thread.as_str()) {
+            entry.0.push(i);
+        }
+    }
+    let at = |q: usize| queries[q].map_or(0.0, |(_, t)| t);
+    for (_, (mut on_thread, mut asked)) in by_thread {
+        on_thread.sort_by(|&a, &b| ops[a].ts.total_cmp(&ops[b].ts));
+        asked.sort_by(|&a, &b| at(a).total_cmp(&at(b)));
+        let mut open: BinaryHeap<Reverse<(Total, usize)>> = BinaryHeap::new();
+        let mut next = 0;
+        for q in asked {
+            let t = at(q);
+            while next < on_thread.len() && ops[on_thread[next]].ts <= t {
+                let i = on_thread[next];
+                open.push(Reverse((Total(ops[i].dur), i)));
+                next += 1;
+            }
+            while let Some(&Reverse((_, i))) = open.peek() {
+                if t <= ops[i].end() + time_tolerance(t) {
+                    break;
+                }
+                open.pop();
+            }
+            found[q] = open.peek().map(|&Reverse((_, i))| i);
+        }
+    }
+    found
+}
+
+/// Each kernel's operator: the `cpu_op` of its `External id`, else the innermost one around its
+/// launch; then the nearest operator out from it that we can cost, else that operator itself.
+fn link_kernels(
+    origin: &str,
+    ops: &[Event],
+    parent: &[Option<usize>],
+    runtime: &[Event],
     kernels: &[Event],
-    notes: &mut Vec<String>,
-) -> Result<Parts, InputError> {
+) -> Result<Vec<Option<usize>>, InputError> {
     let by_external: HashMap<u64, usize> = ops
         .iter()
         .enumerate()
         .filter_map(|(i, o)| o.arg_u64("External id").map(|x| (x, i)))
         .collect();
-    let launches: HashMap<u64, &Event> = events
+    let launches: HashMap<u64, &Event> = runtime
         .iter()
-        .filter(|e| e.cat == Cat::Runtime)
         .filter_map(|e| e.arg_u64("correlation").map(|c| (c, e)))
         .collect();
-    // The innermost operator on `thread` around time `t`.
-    let around = |thread: &str, t: f64| {
-        ops.iter()
-            .enumerate()
-            .filter(|(_, o)| o.thread == thread && o.ts <= t && t <= o.end() + time_tolerance(t))
-            .min_by(|a, b| a.1.dur.total_cmp(&b.1.dur))
-            .map(|(i, _)| i)
-    };
-    let mut linked: Vec<Option<usize>> = Vec::with_capacity(kernels.len());
-    for k in kernels {
-        let direct = k
-            .arg_u64("External id")
-            .and_then(|x| by_external.get(&x).copied());
-        let via_launch = || {
-            k.arg_u64("correlation")
+    let direct: Vec<Option<usize>> = kernels
+        .iter()
+        .map(|k| {
+            k.arg_u64("External id")
+                .and_then(|x| by_external.get(&x).copied())
+        })
+        .collect();
+    let queries: Vec<Option<(&str, f64)>> = kernels
+        .iter()
+        .zip(&direct)
+        .map(|(k, d)| match d {
+            Some(_) => None,
+            None => k
+                .arg_u64("correlation")
                 .and_then(|c| launches.get(&c))
-                .and_then(|l| around(&l.thread, l.ts))
-        };
-        let op = direct.or_else(via_launch);
-        // Walk out to the nearest operator we can cost.
-        let mut costed = None;
+                .map(|l| (l.thread.as_str(), l.ts)),
+        })
+        .collect();
+    let around = innermost_around(ops, &queries);
+    // Whether each operator can be costed, and the nearest costed operator out from it, each
+    // found once: a walk out stops at the first operator already known.
+    let mut costed: Vec<Option<bool>> = vec![None; ops.len()];
+    let mut nearest: Vec<Option<Option<usize>>> = vec![None; ops.len()];
+    let mut linked = Vec::with_capacity(kernels.len());
+    let mut path = Vec::new();
+    for (d, a) in direct.iter().zip(&around) {
+        let op = d.or(*a);
         let mut cur = op;
+        let mut answer = None;
+        path.clear();
         while let Some(i) = cur {
-            if is_costed(origin, &ops[i])? {
-                costed = Some(i);
+            if let Some(n) = nearest[i] {
+                answer = n;
+                break;
+            }
+            let c = match costed[i] {
+                Some(c) => c,
+                None => {
+                    let c = is_costed(origin, &ops[i])?;
+                    costed[i] = Some(c);
+                    c
+                }
+            };
+            path.push(i);
+            if c {
+                answer = Some(i);
                 break;
             }
             cur = parent[i];
         }
-        linked.push(costed.or(op));
+        for &i in &path {
+            nearest[i] = Some(answer);
+        }
+        linked.push(answer.or(op));
     }
+    Ok(linked)
+}
+
+fn gpu_profile(
+    origin: &str,
+    ops: &[Event],
+    parent: &[Option<usize>],
+    runtime: &[Event],
+    kernels: &[Event],
+    notes: &mut Vec<String>,
+) -> Result<Parts, InputError> {
+    let linked = link_kernels(origin, ops, parent, runtime, kernels)?;
     // Kernels of one operator share its cost by duration.
-    let mut per_op: HashMap<usize, f64> = HashMap::new();
+    let mut per_op: HashMap<usize, (f64, usize)> = HashMap::new();
     for (k, l) in kernels.iter().zip(&linked) {
         if let Some(i) = l {
-            *per_op.entry(*i).or_insert(0.0) += k.dur;
+            let e = per_op.entry(*i).or_insert((0.0, 0));
+            e.0 += k.dur;
+            e.1 += 1;
         }
     }
-    let shared = per_op
-        .iter()
-        .filter(|(i, _)| {
-            kernels
-                .iter()
-                .zip(&linked)
-                .filter(|(_, l)| **l == Some(**i))
-                .count()
-                > 1
-        })
-        .count();
+    let shared = per_op.values().filter(|(_, n)| *n > 1).count();
     if shared > 0 {
         notes.push(format!(
             "{shared} operator(s) launched more than one kernel: each operator's FLOPs and bytes \
@@ -574,7 +676,7 @@ fn gpu_profile(
         let duration = Seconds(k.dur / 1e6);
         match l {
             Some(i) => {
-                let total = per_op.get(i).copied().unwrap_or(k.dur);
+                let total = per_op.get(i).map_or(k.dur, |e| e.0);
                 let share = if total > 0.0 { k.dur / total } else { 1.0 };
                 out.push(costed_kernel(
                     k.name.clone(),
@@ -683,6 +785,266 @@ mod tests {
         assert_eq!(p.kernels[0].compute, Some(Compute::Matrix(Precision::Tf32)));
         assert!(p.notes.iter().any(|n| n.contains("more than one kernel")));
         Ok(())
+    }
+
+    /// A small deterministic generator (xorshift64*), so the generated traces are the same on
+    /// every run.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+        fn unit(&mut self) -> f64 {
+            (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    fn op_event(index: usize, thread: u64, ts: f64, dur: f64, costed: bool, ext: u64) -> Event {
+        let args = if costed {
+            serde_json::json!({"External id": ext, "Input Dims": [[64, 256], [256, 688]],
+                               "Input type": ["float", "float"]})
+        } else {
+            serde_json::json!({"External id": ext, "Input Dims": [[64, 256], []],
+                               "Input type": ["float", "ScalarList"]})
+        };
+        Event {
+            index,
+            cat: Cat::CpuOp,
+            name: if costed { "aten::mm" } else { "aten::view" }.into(),
+            ts,
+            dur,
+            thread: format!("1/{thread}"),
+            args: args.as_object().cloned().unwrap_or_default(),
+        }
+    }
+
+    /// Operators on three threads, nested (a child inside a random earlier operator, sometimes
+    /// ending on its parent's end), overlapping (a random interval over others) and repeated
+    /// (the same start and duration twice); some at Kineto's absolute µs, where the 1 ns
+    /// tolerance is a few f64 steps. Kernels link by `External id`, by a launch inside, between
+    /// or outside the operators, or not at all.
+    fn generated(
+        seed: u64,
+        n_ops: usize,
+        n_kernels: usize,
+    ) -> (Vec<Event>, Vec<Event>, Vec<Event>) {
+        let mut r = Rng(seed);
+        let base = if seed % 2 == 0 {
+            0.0
+        } else {
+            5_107_416_643_395.255
+        };
+        let mut ops: Vec<Event> = Vec::new();
+        for i in 0..n_ops {
+            let thread = r.below(3);
+            let costed = r.below(3) == 0;
+            let on_thread: Vec<usize> = (0..ops.len())
+                .filter(|&j| ops[j].thread == format!("1/{thread}"))
+                .collect();
+            let (ts, dur) = match r.below(4) {
+                0 | 1 if !on_thread.is_empty() => {
+                    let p = &ops[on_thread[r.below(on_thread.len() as u64) as usize]];
+                    let ts = p.ts + (p.dur * r.unit() * 4.0).round() / 4.0;
+                    let dur = if r.below(4) == 0 {
+                        p.end() - ts
+                    } else {
+                        ((p.end() - ts) * r.unit() * 4.0).floor() / 4.0
+                    };
+                    (ts, dur.max(0.0))
+                }
+                2 if !ops.is_empty() => {
+                    let p = &ops[r.below(ops.len() as u64) as usize];
+                    (p.ts, p.dur)
+                }
+                _ => (
+                    base + r.below(4000) as f64 * 0.25,
+                    r.below(800) as f64 * 0.25,
+                ),
+            };
+            ops.push(op_event(i, thread, ts, dur, costed, 1000 + i as u64));
+        }
+        let mut runtime = Vec::new();
+        let mut kernels = Vec::new();
+        for k in 0..n_kernels {
+            let mut args = Map::new();
+            match r.below(4) {
+                0 if !ops.is_empty() => {
+                    let ext = 1000 + r.below(ops.len() as u64);
+                    args.insert("External id".into(), ext.into());
+                }
+                1 | 2 => {
+                    let t = if !ops.is_empty() && r.below(2) == 0 {
+                        let o = &ops[r.below(ops.len() as u64) as usize];
+                        if r.below(3) == 0 {
+                            o.end()
+                        } else {
+                            o.ts + o.dur * r.unit()
+                        }
+                    } else {
+                        base + r.below(4400) as f64 * 0.25
+                    };
+                    runtime.push(Event {
+                        index: n_ops + n_kernels + k,
+                        cat: Cat::Runtime,
+                        name: "cudaLaunchKernel".into(),
+                        ts: t,
+                        dur: 1.0,
+                        thread: format!("1/{}", r.below(3)),
+                        args: serde_json::json!({"correlation": k})
+                            .as_object()
+                            .cloned()
+                            .unwrap_or_default(),
+                    });
+                    args.insert("correlation".into(), (k as u64).into());
+                }
+                _ => {}
+            }
+            kernels.push(Event {
+                index: n_ops + k,
+                cat: Cat::Kernel,
+                name: format!("kernel_{k}"),
+                ts: base + k as f64,
+                dur: 1.0 + r.below(10) as f64,
+                thread: "0/7".into(),
+                args,
+            });
+        }
+        (ops, runtime, kernels)
+    }
+
+    /// The join as first written: every operator scanned for each launch, each walk out from a
+    /// kernel's operator done again for every kernel. The reference for [`link_kernels`].
+    fn reference_link(
+        ops: &[Event],
+        parent: &[Option<usize>],
+        runtime: &[Event],
+        kernels: &[Event],
+    ) -> Vec<Option<usize>> {
+        let by_external: HashMap<u64, usize> = ops
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| o.arg_u64("External id").map(|x| (x, i)))
+            .collect();
+        let launches: HashMap<u64, &Event> = runtime
+            .iter()
+            .filter_map(|e| e.arg_u64("correlation").map(|c| (c, e)))
+            .collect();
+        let around = |thread: &str, t: f64| {
+            ops.iter()
+                .enumerate()
+                .filter(|(_, o)| {
+                    o.thread == thread && o.ts <= t && t <= o.end() + time_tolerance(t)
+                })
+                .min_by(|a, b| a.1.dur.total_cmp(&b.1.dur))
+                .map(|(i, _)| i)
+        };
+        kernels
+            .iter()
+            .map(|k| {
+                let op = k
+                    .arg_u64("External id")
+                    .and_then(|x| by_external.get(&x).copied())
+                    .or_else(|| {
+                        k.arg_u64("correlation")
+                            .and_then(|c| launches.get(&c))
+                            .and_then(|l| around(&l.thread, l.ts))
+                    });
+                let mut cur = op;
+                while let Some(i) = cur {
+                    if is_costed("t", &ops[i]).unwrap_or(false) {
+                        return Some(i);
+                    }
+                    cur = parent[i];
+                }
+                op
+            })
+            .collect()
+    }
+
+    /// The CPU claim as first written: the whole chain of parents walked for every operator.
+    fn reference_claims(ops: &[Event], parent: &[Option<usize>], order: &[usize]) -> Vec<bool> {
+        let mut claimed = vec![false; ops.len()];
+        for &i in order {
+            let mut above = false;
+            let mut j = i;
+            while let Some(p) = parent[j] {
+                if claimed[p] {
+                    above = true;
+                    break;
+                }
+                j = p;
+            }
+            if !above && is_costed("t", &ops[i]).unwrap_or(false) {
+                claimed[i] = true;
+            }
+        }
+        claimed
+    }
+
+    #[test]
+    fn the_sweep_join_matches_the_scan_on_generated_traces(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let mut linked_somewhere = 0;
+        let mut claimed_somewhere = 0;
+        for seed in 1..=200u64 {
+            let (n_ops, n_kernels) = (1 + (seed as usize * 7) % 60, (seed as usize * 5) % 40);
+            let (ops, runtime, kernels) = generated(seed, n_ops, n_kernels);
+            let parent = parents(&ops);
+            let got = link_kernels("t", &ops, &parent, &runtime, &kernels)?;
+            let want = reference_link(&ops, &parent, &runtime, &kernels);
+            assert_eq!(got, want, "seed {seed}: kernels' operators");
+            linked_somewhere += got.iter().flatten().count();
+            let mut order: Vec<usize> = (0..ops.len()).collect();
+            order.sort_by(|&a, &b| {
+                ops[a]
+                    .ts
+                    .total_cmp(&ops[b].ts)
+                    .then(ops[b].dur.total_cmp(&ops[a].dur))
+            });
+            let got = claims("t", &ops, &parent, &order)?;
+            assert_eq!(
+                got,
+                reference_claims(&ops, &parent, &order),
+                "seed {seed}: claims"
+            );
+            claimed_somewhere += got.iter().filter(|c| **c).count();
+        }
+        // The generated traces exercise both joins, not only their empty cases.
+        assert!(linked_somewhere > 1000, "{linked_somewhere}");
+        assert!(claimed_somewhere > 1000, "{claimed_somewhere}");
+        Ok(())
+    }
+
+    #[test]
+    fn the_innermost_operator_around_a_launch_on_overlapping_operators() {
+        // Thread 1: A [0, 100], B [10, 60] inside A, C [50, 150] overlapping both, D [50, 150]
+        // the same as C. At 55 all four are open: B is the shortest (50). At 100: A (100), C
+        // and D (100 each): A comes first in the list. At 120: C and D; C comes first. At 151:
+        // none. On thread 2 nothing.
+        let ops = vec![
+            op_event(0, 1, 0.0, 100.0, false, 1),
+            op_event(1, 1, 10.0, 50.0, false, 2),
+            op_event(2, 1, 50.0, 100.0, false, 3),
+            op_event(3, 1, 50.0, 100.0, false, 4),
+        ];
+        let q = [
+            Some(("1/1", 55.0)),
+            Some(("1/1", 100.0)),
+            Some(("1/1", 120.0)),
+            Some(("1/1", 151.0)),
+            Some(("1/2", 55.0)),
+            None,
+        ];
+        assert_eq!(
+            innermost_around(&ops, &q),
+            vec![Some(1), Some(0), Some(2), None, None, None]
+        );
     }
 
     #[test]
