@@ -112,8 +112,8 @@ fn number(v: Option<&Value>) -> Option<f64> {
     }
 }
 
-fn event(origin: &str, i: usize, v: &Value) -> Result<Option<Event>, InputError> {
-    let Some(o) = v.as_object() else {
+fn event(origin: &str, i: usize, v: Value) -> Result<Option<Event>, InputError> {
+    let Value::Object(mut o) = v else {
         return Err(
             InputError::new(format!("{origin}: traceEvents[{i}] is not an object"))
                 .with_hint(TRACE_HINT),
@@ -135,7 +135,16 @@ fn event(origin: &str, i: usize, v: &Value) -> Result<Option<Event>, InputError>
         .ok_or_else(|| field_error(origin, i, &name, "ts", "is missing or not a number"))?;
     let dur = number(o.get("dur"))
         .ok_or_else(|| field_error(origin, i, &name, "dur", "is missing or not a number"))?;
-    if dur < 0.0 || !dur.is_finite() || !ts.is_finite() {
+    if !ts.is_finite() {
+        return Err(field_error(
+            origin,
+            i,
+            &name,
+            "ts",
+            &format!("is {ts}: a start time is a finite number of µs"),
+        ));
+    }
+    if dur < 0.0 || !dur.is_finite() {
         return Err(field_error(
             origin,
             i,
@@ -158,9 +167,11 @@ fn event(origin: &str, i: usize, v: &Value) -> Result<Option<Event>, InputError>
         dur: dur + 0.0,
         thread: format!("{}/{}", key("pid"), key("tid")),
         args: o
-            .get("args")
-            .and_then(Value::as_object)
-            .cloned()
+            .remove("args")
+            .and_then(|a| match a {
+                Value::Object(m) => Some(m),
+                _ => None,
+            })
             .unwrap_or_default(),
     }))
 }
@@ -334,17 +345,17 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
         };
         at_line(origin, e.line(), format!("column {}: {what}", e.column())).with_hint(TRACE_HINT)
     })?;
-    let list = match &root {
+    let list = match root {
         Value::Array(a) => a,
-        Value::Object(o) => o
-            .get("traceEvents")
-            .and_then(Value::as_array)
-            .ok_or_else(|| {
-                InputError::new(format!(
+        Value::Object(mut o) => match o.remove("traceEvents") {
+            Some(Value::Array(a)) => a,
+            _ => {
+                return Err(InputError::new(format!(
                     "{origin}: field `traceEvents` is missing or not a list"
                 ))
-                .with_hint(TRACE_HINT)
-            })?,
+                .with_hint(TRACE_HINT))
+            }
+        },
         _ => {
             return Err(InputError::new(format!(
                 "{origin}: expected a JSON object with `traceEvents`"
@@ -355,7 +366,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
     let (mut ops, mut kernels, mut runtime): (Vec<Event>, Vec<Event>, Vec<Event>) =
         (Vec::new(), Vec::new(), Vec::new());
     let mut steps: Vec<String> = Vec::new();
-    for (i, v) in list.iter().enumerate() {
+    // Each event is taken out of the document (its `args` moved, not copied).
+    for (i, v) in list.into_iter().enumerate() {
         let Some(e) = event(origin, i, v)? else {
             continue;
         };
@@ -394,6 +406,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
         gpu_profile(origin, &ops, &parent, &runtime, &kernels, &mut notes)?
     };
     let (kernels, uncosted, total) = profile;
+    notes.extend(super::zero_division_notes(&kernels));
     Ok(Profile {
         format: ProfileFormat::TorchTrace,
         origin: origin.to_string(),
@@ -1083,5 +1096,17 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("`args.Input Dims[0]`"), "{}", e.message);
+        let e = parse(
+            &trace(r#"{"ph":"X","cat":"kernel","name":"k","ts":"inf","dur":1}"#),
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("field `ts` is inf"), "{}", e.message);
+        let e = parse(
+            &trace(r#"{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":"NaN"}"#),
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("field `dur` is NaN"), "{}", e.message);
     }
 }
