@@ -69,8 +69,11 @@ fn usage_error(e: &clap::Error, command: &str) -> ExitCode {
     let text = e.render().to_string();
     let mut err = std::io::stderr().lock();
     for line in text.lines() {
-        // Replaced by the hint below.
-        if line.starts_with("For more information, try") {
+        // The first is replaced by the hint below; the second reads a mistyped flag as a
+        // value, which for most commands would be the model.
+        if line.starts_with("For more information, try")
+            || (line.trim_start().starts_with("tip: to pass '") && line.contains("as a value"))
+        {
             continue;
         }
         let _ = writeln!(err, "{}", error::shorten_clap(line));

@@ -133,11 +133,37 @@ fn usage_errors_end_with_a_hint_naming_the_command() {
             .ends_with("hint: see `roofline hardware show --help`"),
         "{err}"
     );
+    assert!(!err.contains("as a value"), "{err}");
     let err = stderr_of(&["nonsense"], 2);
     assert!(
         err.trim_end().ends_with("hint: see `roofline --help`"),
         "{err}"
     );
+}
+
+#[test]
+fn analysis_hints_point_at_the_command_that_ran() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("r.html").display().to_string();
+    for (args, help) in [
+        (
+            vec!["report", "--out", out.as_str(), "--seq-len", "0"],
+            "report",
+        ),
+        (
+            vec!["sweep", "--stage", "prefill", "--seq-len", "0"],
+            "sweep",
+        ),
+        (vec!["analyze", "--seq-len", "0"], "analyze"),
+    ] {
+        let err = stderr_of(&args, 2);
+        assert!(err.starts_with("error: `--seq-len`"), "{err}");
+        assert!(
+            err.contains(&format!("hint: see `roofline {help} --help`")),
+            "{args:?}: {err}"
+        );
+    }
+    Ok(())
 }
 
 #[test]
@@ -189,7 +215,8 @@ fn a_top_level_json_that_is_not_an_object_has_a_hint() -> Result<(), Box<dyn std
 }
 
 #[test]
-fn roof_files_given_to_hardware_say_how_to_convert_them() {
+fn roof_files_given_to_hardware_say_how_to_convert_them() -> Result<(), Box<dyn std::error::Error>>
+{
     let m = samples(MIXBENCH);
     let err = stderr_of(&["analyze", "--hardware", &m], 2);
     assert!(
@@ -212,6 +239,21 @@ fn roof_files_given_to_hardware_say_how_to_convert_them() {
         .code(2)
         .stderr(predicate::str::contains("is a mixbench log"))
         .stderr(predicate::str::contains("--write-chip"));
+    // A FIFO named without a path is refused, not opened.
+    let dir = tempfile::tempdir()?;
+    if std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe"))
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        roofline()
+            .current_dir(dir.path())
+            .args(["analyze", "--hardware", "pipe"])
+            .timeout(Duration::from_secs(60))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("not a regular file"));
+    }
     // A profile is named as one.
     let err = stderr_of(
         &[
@@ -225,6 +267,7 @@ fn roof_files_given_to_hardware_say_how_to_convert_them() {
         err.contains("is an Nsight Compute CSV export (a profile)"),
         "{err}"
     );
+    Ok(())
 }
 
 /// A mixbench log of one experiment row whose GFLOPS is `gflops`.

@@ -47,7 +47,12 @@ pub fn read_bytes(path: &Path, what: &str, limit: u64, hint: &str) -> Result<Vec
             "cannot read {what}`{shown}`: {size} bytes, over the {} limit for this input",
             human(limit)
         ))
-        .with_hint("give the file itself, not a larger one; for a trace, profile fewer steps (`schedule(active=1)`)")
+        .with_hint(if limit >= PROFILE_LIMIT {
+            "a trace of a few profiler steps is far smaller: profile fewer steps \
+             (`torch.profiler.schedule(active=1)`) or check that the path names the profile"
+        } else {
+            "a config.json or chip file is a few KB: check that the path names one"
+        })
     };
     if meta.len() > limit {
         return Err(too_large(meta.len().to_string()));

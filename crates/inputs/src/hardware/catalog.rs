@@ -132,18 +132,19 @@ pub fn find_device(name_or_path: &str) -> Result<Device, InputError> {
     if let Some((stem, text)) = HARDWARE_FILES.iter().find(|(stem, _)| *stem == id) {
         return parse_embedded(stem, text);
     }
-    // `--hardware mixbench.log`: a file in the working folder, named without a path.
-    if std::path::Path::new(given).is_file() {
-        if let Ok(text) = crate::read::read_text(
-            std::path::Path::new(given),
-            "",
+    // `--hardware mixbench.log`, `--hardware fifo`: a file in the working folder, named
+    // without a path.
+    let path = std::path::Path::new(given);
+    if path.exists() && !path.is_dir() {
+        let text = crate::read::read_text(
+            path,
+            "chip file ",
             crate::read::PROFILE_LIMIT,
-            "",
-            "",
-        ) {
-            if let Some(e) = crate::profile::not_a_chip_file(&text, given) {
-                return Err(e);
-            }
+            "give the path of a TOML chip file, or a catalog id (`roofline hardware list`)",
+            "a chip file is UTF-8 TOML text",
+        )?;
+        if let Some(e) = crate::profile::not_a_chip_file(&text, given) {
+            return Err(e);
         }
     }
     let close: Vec<String> = closest_ids(&key, 3)

@@ -69,8 +69,11 @@ impl Kind {
 pub fn not_a_chip_file(text: &str, shown: &str) -> Option<InputError> {
     let kind = detect(text)?;
     let message = format!("`{shown}` is {}, not a chip file", kind.describe());
-    let chip = Path::new(shown).with_extension("toml");
-    let chip = chip.display();
+    // The chip file in the working folder (the roof's own folder may not be writable).
+    let chip = Path::new(shown)
+        .file_stem()
+        .map_or("chip".into(), |s| s.to_string_lossy())
+        + ".toml";
     Some(InputError::new(message).with_hint(if kind.is_roof() {
         format!(
             "convert it once: `roofline import {shown} --write-chip {chip}`, then pass \
