@@ -30,6 +30,8 @@ use roofline_core::profile::{
     ArgShape, CostSource, FrameworkOp, Profile, ProfileFormat, ProfiledKernel, UncostedOps,
 };
 use roofline_core::units::{Bytes, Flop, Seconds};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -112,28 +114,26 @@ fn number(v: Option<&Value>) -> Option<f64> {
     }
 }
 
-fn event(origin: &str, i: usize, v: Value) -> Result<Option<Event>, InputError> {
-    let Value::Object(mut o) = v else {
+fn event(origin: &str, i: usize, raw: RawEvent) -> Result<Option<Event>, InputError> {
+    let RawEvent::Object(o) = raw else {
         return Err(
             InputError::new(format!("{origin}: traceEvents[{i}] is not an object"))
                 .with_hint(TRACE_HINT),
         );
     };
-    if o.get("ph").and_then(Value::as_str) != Some("X") {
+    if o.ph.as_ref().and_then(Value::as_str) != Some("X") {
         return Ok(None); // metadata, counters, flow events
     }
-    let cat = category(o.get("cat").and_then(Value::as_str).unwrap_or(""));
+    let cat = category(o.cat.as_ref().and_then(Value::as_str).unwrap_or(""));
     if cat == Cat::Other {
         return Ok(None);
     }
-    let name = o
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| field_error(origin, i, "?", "name", "is missing"))?
-        .to_string();
-    let ts = number(o.get("ts"))
+    let Some(Value::String(name)) = o.name else {
+        return Err(field_error(origin, i, "?", "name", "is missing"));
+    };
+    let ts = number(o.ts.as_ref())
         .ok_or_else(|| field_error(origin, i, &name, "ts", "is missing or not a number"))?;
-    let dur = number(o.get("dur"))
+    let dur = number(o.dur.as_ref())
         .ok_or_else(|| field_error(origin, i, &name, "dur", "is missing or not a number"))?;
     if !ts.is_finite() {
         return Err(field_error(
@@ -153,8 +153,8 @@ fn event(origin: &str, i: usize, v: Value) -> Result<Option<Event>, InputError> 
             &format!("is {dur}: a duration is a finite number ≥ 0 µs"),
         ));
     }
-    let key = |k: &str| match o.get(k) {
-        Some(Value::String(s)) => s.clone(),
+    let key = |k: Option<Value>| match k {
+        Some(Value::String(s)) => s,
         Some(other) => other.to_string(),
         None => String::new(),
     };
@@ -165,15 +165,231 @@ fn event(origin: &str, i: usize, v: Value) -> Result<Option<Event>, InputError> 
         // `+ 0.0` turns -0.0 into 0.0, so that every sort below agrees with `<=`.
         ts: ts + 0.0,
         dur: dur + 0.0,
-        thread: format!("{}/{}", key("pid"), key("tid")),
-        args: o
-            .remove("args")
-            .and_then(|a| match a {
-                Value::Object(m) => Some(m),
-                _ => None,
-            })
-            .unwrap_or_default(),
+        thread: format!("{}/{}", key(o.pid), key(o.tid)),
+        args: match o.args {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        },
     }))
+}
+
+/// The fields of a trace event the importer reads; any other is skipped unread.
+#[derive(Debug, Default, Deserialize)]
+struct RawFields {
+    ph: Option<Value>,
+    cat: Option<Value>,
+    name: Option<Value>,
+    ts: Option<Value>,
+    dur: Option<Value>,
+    pid: Option<Value>,
+    tid: Option<Value>,
+    args: Option<Value>,
+}
+
+/// One element of `traceEvents`: an object's fields, or anything else (an error, reported
+/// with the element's index).
+#[derive(Debug)]
+enum RawEvent {
+    Object(RawFields),
+    NotObject,
+}
+
+impl<'de> Deserialize<'de> for RawEvent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawEvent;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a trace event")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawEvent, A::Error> {
+                RawFields::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(RawEvent::Object)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawEvent, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The events of a trace, validated and sorted by kind as they are read: the document is never
+/// held whole, only the events kept.
+#[derive(Default)]
+struct Events {
+    ops: Vec<Event>,
+    kernels: Vec<Event>,
+    runtime: Vec<Event>,
+    steps: Vec<String>,
+    /// The first invalid event's error: reported once the whole text is known to be JSON, so
+    /// that a truncated file is named as truncated, as when the JSON is read first.
+    invalid: Option<InputError>,
+    count: usize,
+}
+
+impl Events {
+    fn take(&mut self, origin: &str, raw: RawEvent) {
+        let i = self.count;
+        self.count += 1;
+        if self.invalid.is_some() {
+            return;
+        }
+        match event(origin, i, raw) {
+            Ok(Some(e)) => match e.cat {
+                Cat::CpuOp => self.ops.push(e),
+                Cat::Kernel => self.kernels.push(e),
+                Cat::Runtime => self.runtime.push(e),
+                Cat::Annotation if e.name.starts_with("ProfilerStep#") => self.steps.push(e.name),
+                Cat::Annotation | Cat::Other => {}
+            },
+            Ok(None) => {}
+            Err(e) => self.invalid = Some(e),
+        }
+    }
+}
+
+/// What the top level of the document held.
+enum Top {
+    /// A list of events (bare, or as `traceEvents`).
+    Events,
+    /// An object without a `traceEvents` list.
+    NoList,
+    /// Neither an object nor a list.
+    Other,
+}
+
+/// Reads the top level: a bare list of events, or an object whose `traceEvents` list is read
+/// event by event into `events` (the last `traceEvents` key counts, as in a JSON object).
+struct TopSeed<'a> {
+    origin: &'a str,
+    events: &'a mut Events,
+}
+
+/// Reads a list of events into `events`.
+struct ListSeed<'a> {
+    origin: &'a str,
+    events: &'a mut Events,
+}
+
+impl<'de> DeserializeSeed<'de> for ListSeed<'_> {
+    /// Whether the value was a list.
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ListSeed<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of trace events")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        *self.events = Events::default();
+        while let Some(raw) = seq.next_element::<RawEvent>()? {
+            self.events.take(self.origin, raw);
+        }
+        Ok(true)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
+    type Value = Top;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Top, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopSeed<'_> {
+    type Value = Top;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object with `traceEvents`")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Top, A::Error> {
+        ListSeed {
+            origin: self.origin,
+            events: self.events,
+        }
+        .visit_seq(seq)
+        .map(|_| Top::Events)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+        let mut found = false;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "traceEvents" {
+                found = map.next_value_seed(ListSeed {
+                    origin: self.origin,
+                    events: self.events,
+                })?;
+                if !found {
+                    *self.events = Events::default();
+                }
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(if found { Top::Events } else { Top::NoList })
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
 }
 
 /// `Input Dims`, `Input type` and `Concrete Inputs` of an operator event.
@@ -337,48 +553,48 @@ fn is_costed(origin: &str, e: &Event) -> Result<bool, InputError> {
 /// or has a negative duration (naming the event's index and field); when `Input Dims` is not a
 /// list of shapes; or when the trace has no kernel and no `cpu_op` event.
 pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
-    let root: Value = serde_json::from_str(text).map_err(|e| {
+    let mut events = Events::default();
+    let syntax = |e: serde_json::Error| {
         let what = if e.is_eof() {
             "the JSON ends early: the file is truncated".to_string()
         } else {
             format!("malformed JSON: {e}")
         };
         at_line(origin, e.line(), format!("column {}: {what}", e.column())).with_hint(TRACE_HINT)
-    })?;
-    let list = match root {
-        Value::Array(a) => a,
-        Value::Object(mut o) => match o.remove("traceEvents") {
-            Some(Value::Array(a)) => a,
-            _ => {
-                return Err(InputError::new(format!(
-                    "{origin}: field `traceEvents` is missing or not a list"
-                ))
-                .with_hint(TRACE_HINT))
-            }
-        },
-        _ => {
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let top = TopSeed {
+        origin,
+        events: &mut events,
+    }
+    .deserialize(&mut de)
+    .map_err(syntax)?;
+    de.end().map_err(syntax)?;
+    match top {
+        Top::Events => {}
+        Top::NoList => {
+            return Err(InputError::new(format!(
+                "{origin}: field `traceEvents` is missing or not a list"
+            ))
+            .with_hint(TRACE_HINT))
+        }
+        Top::Other => {
             return Err(InputError::new(format!(
                 "{origin}: expected a JSON object with `traceEvents`"
             ))
             .with_hint(TRACE_HINT))
         }
-    };
-    let (mut ops, mut kernels, mut runtime): (Vec<Event>, Vec<Event>, Vec<Event>) =
-        (Vec::new(), Vec::new(), Vec::new());
-    let mut steps: Vec<String> = Vec::new();
-    // Each event is taken out of the document (its `args` moved, not copied).
-    for (i, v) in list.into_iter().enumerate() {
-        let Some(e) = event(origin, i, v)? else {
-            continue;
-        };
-        match e.cat {
-            Cat::CpuOp => ops.push(e),
-            Cat::Kernel => kernels.push(e),
-            Cat::Runtime => runtime.push(e),
-            Cat::Annotation if e.name.starts_with("ProfilerStep#") => steps.push(e.name),
-            Cat::Annotation | Cat::Other => {}
-        }
     }
+    if let Some(e) = events.invalid {
+        return Err(e);
+    }
+    let Events {
+        ops,
+        mut kernels,
+        runtime,
+        mut steps,
+        ..
+    } = events;
     steps.sort_unstable();
     steps.dedup();
     let steps = (steps.len() as u64).max(1);
@@ -1058,6 +1274,82 @@ mod tests {
             innermost_around(&ops, &q),
             vec![Some(1), Some(0), Some(2), None, None, None]
         );
+    }
+
+    /// The events as read from the whole JSON value first, the way the reader worked before
+    /// it streamed: the reference for [`Events`].
+    fn events_via_value(text: &str) -> Vec<String> {
+        let root: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+        let list = match root {
+            Value::Array(a) => a,
+            Value::Object(mut o) => match o.remove("traceEvents") {
+                Some(Value::Array(a)) => a,
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        list.into_iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let raw = RawEvent::deserialize(v).unwrap_or(RawEvent::NotObject);
+                event("t", i, raw).ok().flatten()
+            })
+            .filter(|e| matches!(e.cat, Cat::CpuOp | Cat::Kernel | Cat::Runtime))
+            .map(|e| format!("{e:?}"))
+            .collect()
+    }
+
+    fn events_streamed(text: &str) -> Vec<String> {
+        let mut events = Events::default();
+        let mut de = serde_json::Deserializer::from_str(text);
+        let _ = TopSeed {
+            origin: "t",
+            events: &mut events,
+        }
+        .deserialize(&mut de);
+        // `Events` sorts by kind; the reference keeps trace order: compare as sets by index.
+        let mut all: Vec<Event> = events
+            .ops
+            .into_iter()
+            .chain(events.kernels)
+            .chain(events.runtime)
+            .collect();
+        all.sort_by_key(|e| e.index);
+        all.iter().map(|e| format!("{e:?}")).collect()
+    }
+
+    #[test]
+    fn the_streaming_reader_keeps_what_the_json_value_holds(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../../../shared/refs/samples/torch_profiler_trace_excerpt_hta_backward_thread.json",
+        );
+        let hta = std::fs::read_to_string(sample)?;
+        let kept = events_streamed(&hta);
+        // Its cpu_ops, kernels and runtime events: 5 (the user_annotation is a step, not kept).
+        assert_eq!(kept.len(), 5, "{kept:?}");
+        assert_eq!(kept, events_via_value(&hta));
+        // A bare list; metadata and flow events among them; unknown keys, strings for numbers;
+        // `traceEvents` given twice (the last counts, as in a JSON object).
+        for text in [
+            format!("[{MM}, {{\"ph\":\"M\",\"name\":\"process_name\",\"args\":{{\"name\":\"p\"}}}}]"),
+            format!("{{\"schemaVersion\":1,\"traceEvents\":[{{\"ph\":\"s\",\"id\":1}},{MM}],\"deviceProperties\":[{{\"id\":0}}]}}"),
+            r#"{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":"0","tid":7,"ts":"1.5","dur":"2","x":[1,{"y":2}]}]}"#.to_string(),
+            format!("{{\"traceEvents\":[{MM}],\"traceEvents\":[{MM},{MM}]}}"),
+        ] {
+            assert_eq!(events_streamed(&text), events_via_value(&text), "{text}");
+        }
+        let e = parse(&trace(&format!("{MM}, 3")), "t.json").unwrap_err();
+        assert!(
+            e.message.contains("traceEvents[1] is not an object"),
+            "{}",
+            e.message
+        );
+        // An invalid event before a truncation: the truncation is named, as the JSON is read
+        // whole before any event is checked.
+        let e = parse("{\"traceEvents\": [3, {\"ph\":", "t.json").unwrap_err();
+        assert!(e.message.contains("truncated"), "{}", e.message);
+        Ok(())
     }
 
     #[test]
