@@ -91,3 +91,99 @@ impl From<WriteError> for CliError {
         }
     }
 }
+
+/// `hint` as the command that ran says it: an analysis error's hint points at `roofline
+/// analyze --help`, and `sweep`, `report` and others that analyse point at their own.
+pub fn for_command(hint: &str, command: &str) -> String {
+    if command.is_empty() || command == "analyze" {
+        return hint.to_string();
+    }
+    hint.replace(
+        "`roofline analyze --help`",
+        &format!("`roofline {command} --help`"),
+    )
+}
+
+/// The longest value shown between quotes in an error line, in characters.
+const SHOWN: usize = 80;
+
+/// The longest value shown between quotes in a hint: hints hold commands to copy (with the
+/// user's paths in them), so only a value beyond any real path (PATH_MAX is 4096 on Linux) is
+/// cut.
+const SHOWN_IN_HINT: usize = 4096;
+
+/// One line of our error: every value between backticks cut to [`SHOWN`] characters with `…`
+/// (a path keeps its end, where the file name is; any other value its start), and line breaks
+/// shown as spaces.
+pub fn shorten(line: &str) -> String {
+    cut_quoted(line, '`', SHOWN)
+}
+
+/// A hint: as [`shorten`], to [`SHOWN_IN_HINT`] characters.
+pub fn shorten_hint(line: &str) -> String {
+    cut_quoted(line, '`', SHOWN_IN_HINT)
+}
+
+/// One line of clap's error, whose values stand between single quotes: as [`shorten`].
+pub fn shorten_clap(line: &str) -> String {
+    cut_quoted(line, '\'', SHOWN)
+}
+
+fn cut_quoted(line: &str, quote: char, max: usize) -> String {
+    let flat = |c: char| if c.is_control() { ' ' } else { c };
+    let mut out = String::with_capacity(line.len().min(4 * max));
+    for (i, part) in line.split(quote).enumerate() {
+        if i > 0 {
+            out.push(quote);
+        }
+        let n = part.chars().count();
+        // Odd parts stand between quotes (a last, unclosed part too: it is cut as well).
+        if i % 2 == 1 && n > max {
+            if part.contains(std::path::MAIN_SEPARATOR) || part.contains('/') {
+                out.push('…');
+                out.extend(part.chars().skip(n - (max - 1)).map(flat));
+            } else {
+                out.extend(part.chars().take(max - 1).map(flat));
+                out.push('…');
+            }
+        } else {
+            out.extend(part.chars().map(flat));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_values_are_cut_and_hints_name_the_command() {
+        let long = "x".repeat(500);
+        let s = shorten(&format!("unknown chip `{long}`: see `a\nb`"));
+        assert_eq!(s, format!("unknown chip `{}…`: see `a b`", "x".repeat(79)));
+        assert_eq!(shorten("it's `short`"), "it's `short`");
+        let path = format!("/{}/m.log", "d".repeat(200));
+        assert_eq!(
+            shorten(&format!("`{path}` is a log")),
+            format!("`…{}/m.log` is a log", "d".repeat(73))
+        );
+        assert_eq!(
+            shorten_hint(&format!("see `{path}`")),
+            format!("see `{path}`")
+        );
+        let s = shorten_clap(&format!("invalid value '{long}' for '--batch <BATCH>'"));
+        assert_eq!(
+            s,
+            format!("invalid value '{}…' for '--batch <BATCH>'", "x".repeat(79))
+        );
+        assert_eq!(
+            for_command("see `roofline analyze --help`", "sweep"),
+            "see `roofline sweep --help`"
+        );
+        assert_eq!(
+            for_command("see `roofline analyze --help`", "analyze"),
+            "see `roofline analyze --help`"
+        );
+    }
+}

@@ -117,6 +117,45 @@ pub(crate) fn write_output(path: &Path, force: bool, bytes: &[u8]) -> Result<(),
         .map_err(|e| internal(format!("cannot write `{}`: {e}", path.display())))
 }
 
+/// Whether two output paths name the same file: equal as given, or the same file name in the
+/// same folder once the folders are resolved (`out/a.svg` and `./out/../out/a.svg`).
+fn same_file(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    let folder = |p: &Path| {
+        let parent = p.parent().filter(|q| !q.as_os_str().is_empty());
+        parent
+            .unwrap_or(Path::new("."))
+            .canonicalize()
+            .ok()
+            .map(|d| (d, p.file_name().map(|n| n.to_os_string())))
+    };
+    matches!((folder(a), folder(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// Checks that the output files of one command are distinct: two outputs on one path would
+/// leave only the one written last.
+///
+/// # Errors
+/// A bad-input [`CliError`] naming both flags and the path.
+pub(crate) fn distinct_outputs(outputs: &[(&str, &Path)]) -> Result<(), CliError> {
+    for (i, (flag_a, a)) in outputs.iter().enumerate() {
+        for (flag_b, b) in &outputs[i + 1..] {
+            if same_file(a, b) {
+                return Err(CliError::bad_input(
+                    format!(
+                        "`{flag_a}` and `{flag_b}` name the same file `{}`: one output would overwrite the other",
+                        b.display()
+                    ),
+                    Some(format!("give `{flag_b}` a path of its own")),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +182,24 @@ mod tests {
             .hint
             .ok_or("expected a value, got None")?
             .contains("mkdir -p"));
+        Ok(())
+    }
+
+    #[test]
+    fn two_outputs_on_one_path_are_refused() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let a = dir.path().join("r.html");
+        let same = dir.path().join(".").join("r.html");
+        let e = distinct_outputs(&[("--out", &a), ("--plot", &same)]).unwrap_err();
+        assert_eq!(e.kind, Kind::BadInput);
+        assert!(
+            e.message
+                .contains("`--out` and `--plot` name the same file"),
+            "{}",
+            e.message
+        );
+        distinct_outputs(&[("--out", &a), ("--plot", &dir.path().join("r.svg"))])
+            .map_err(|e| e.message)?;
         Ok(())
     }
 }

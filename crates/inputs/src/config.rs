@@ -62,15 +62,23 @@ pub fn load_model(name_or_path: &str) -> Result<Transformer, InputError> {
             close.join(", ")
         )));
     }
+    if !path.exists() {
+        if let Some(e) = hub_id(name_or_path) {
+            return Err(e);
+        }
+    }
     let file = if path.is_dir() {
         path.join("config.json")
     } else {
         path.to_path_buf()
     };
-    let text = std::fs::read_to_string(&file).map_err(|e| {
-        InputError::new(format!("cannot read `{}`: {e}", file.display()))
-            .with_hint("pass a preset id (`roofline models`) or the path to a config.json")
-    })?;
+    let text = crate::read::read_text(
+        &file,
+        "",
+        crate::read::TEXT_LIMIT,
+        "pass a preset id (`roofline models`) or the path to a config.json",
+        "a config.json is UTF-8 JSON text",
+    )?;
     let name = file
         .parent()
         .and_then(|p| p.file_name())
@@ -78,6 +86,44 @@ pub fn load_model(name_or_path: &str) -> Result<Transformer, InputError> {
         .unwrap_or("model")
         .to_string();
     parse_config(&text, &file.display().to_string(), &name)
+}
+
+/// When `name` is a Hugging Face model id (`meta-llama/Llama-2-7b-hf`: one `owner/name`, not a
+/// file): the error saying so, with the preset of that model where there is one (the longest
+/// preset id the name starts with, `Meta-` aside: `Llama-2-70b-chat-hf` → `llama-2-70b`).
+fn hub_id(name: &str) -> Option<InputError> {
+    let (owner, repo) = name.split_once('/')?;
+    let plain = |s: &str| {
+        !s.is_empty()
+            && !s.starts_with('.')
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    if !plain(owner) || !plain(repo) || repo.ends_with(".json") {
+        return None;
+    }
+    let lower = repo.to_ascii_lowercase();
+    let lower = lower.strip_prefix("meta-").unwrap_or(&lower);
+    let preset = preset_ids()
+        .into_iter()
+        .filter(|id| {
+            lower
+                .strip_prefix(id)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+        })
+        .max_by_key(|id| id.len());
+    let download = format!(
+        "download its config.json (`huggingface-cli download {name} config.json`) and pass its path"
+    );
+    Some(
+        InputError::new(format!(
+            "`{name}` is a Hugging Face model id, not a local file; models are not downloaded"
+        ))
+        .with_hint(match preset {
+            Some(p) => format!("the preset `{p}` is this model: pass `{p}`; or {download}"),
+            None => format!("pass a preset id (`roofline models`), or {download}"),
+        }),
+    )
 }
 
 /// Parses the text of a `config.json` (`origin` names it in errors) into a [`Transformer`]
@@ -100,7 +146,8 @@ pub fn parse_config(text: &str, origin: &str, name: &str) -> Result<Transformer,
     let Value::Object(obj) = value else {
         return Err(InputError::new(format!(
             "{origin}: expected a JSON object at the top level"
-        )));
+        ))
+        .with_hint("a Hugging Face config.json is one JSON object `{ \"architectures\": [...], ... }`; pass the model's config.json, not a list or a value"));
     };
     let cfg = Fields { obj: &obj, origin };
     let arch = cfg.architecture()?;

@@ -10,6 +10,7 @@ pub mod embedded;
 pub mod error;
 pub mod hardware;
 pub mod profile;
+pub mod read;
 
 pub use error::InputError;
 pub mod config;

@@ -27,7 +27,8 @@ pub use op::{OpArgs, OpCommand};
 pub use report::ReportArgs;
 pub use sweep::SweepArgs;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::ffi::OsString;
 
 /// How fast can a model run on a chip, and why? Roofline analysis of transformer inference.
 #[derive(Debug, Parser)]
@@ -66,4 +67,76 @@ pub enum Command {
     /// Import a profile (`ncu --csv`, a PyTorch profiler trace) or an empirical roof (mixbench,
     /// ERT): every kernel on the roofline, ranked by the time it loses against its roof.
     Import(ImportArgs),
+}
+
+/// Parses the command line. Every option that takes a value also takes a negative number as
+/// its value, so that `--batch -1` reaches the flag's own check (and [`negative_value`]) rather
+/// than being read as an unknown flag `-1`.
+///
+/// # Errors
+/// clap's: a usage error, or `--help` / `--version` to print.
+pub fn parse(argv: &[OsString]) -> Result<Cli, clap::Error> {
+    let mut matches = negative_numbers(Cli::command()).try_get_matches_from(argv)?;
+    Cli::from_arg_matches_mut(&mut matches)
+}
+
+fn negative_numbers(mut c: clap::Command) -> clap::Command {
+    let options: Vec<clap::Id> = c
+        .get_arguments()
+        .filter(|a| a.get_long().is_some() && a.get_action().takes_values())
+        .map(|a| a.get_id().clone())
+        .collect();
+    for id in options {
+        c = c.mut_arg(id, |a| a.allow_negative_numbers(true));
+    }
+    let subcommands: Vec<String> = c
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in subcommands {
+        c = c.mut_subcommand(name, negative_numbers);
+    }
+    c
+}
+
+/// The subcommands named on the command line, as typed after `roofline`: `sweep`,
+/// `hardware show`; empty when there is none.
+pub fn command_path(argv: &[OsString]) -> String {
+    let mut cmd = Cli::command();
+    let mut path: Vec<String> = Vec::new();
+    for arg in argv.iter().skip(1) {
+        let Some(a) = arg.to_str() else { break };
+        if a.starts_with('-') {
+            continue;
+        }
+        let Some(sub) = cmd.find_subcommand(a).cloned() else {
+            break;
+        };
+        path.push(sub.get_name().to_string());
+        cmd = sub;
+    }
+    path.join(" ")
+}
+
+/// The flag and value of a usage error whose value is a negative number (`--batch -1`).
+pub fn negative_value(e: &clap::Error) -> Option<(String, String)> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !matches!(
+        e.kind(),
+        ErrorKind::ValueValidation | ErrorKind::InvalidValue
+    ) {
+        return None;
+    }
+    let text = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let value = text(ContextKind::InvalidValue)?;
+    let arg = text(ContextKind::InvalidArg)?;
+    let number = value.trim().strip_prefix('-')?;
+    if !number.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let flag = arg.split_whitespace().next()?.to_string();
+    flag.starts_with("--").then_some((flag, value))
 }

@@ -3,13 +3,13 @@
 
 use crate::args::ImportArgs;
 use crate::error::CliError;
-use crate::output::{check_output, write_output};
+use crate::output::{check_output, distinct_outputs, write_output};
 use roofline_core::analysis::{AnalysisError, StageAnalysis};
 use roofline_core::device::Device;
 use roofline_core::profile::join::{join, Join};
 use roofline_core::profile::place::{place_all, Placement};
 use roofline_core::profile::{EmpiricalRoof, Profile, ProfileFormat};
-use roofline_inputs::hardware::{device_to_toml, find_device};
+use roofline_inputs::hardware::{device_to_toml, find_device, parse_device};
 use roofline_inputs::profile::{load, Imported};
 use roofline_report::profile::{
     html_section, insert_section, profile_chart, roof_chart, write_joins, write_profiled,
@@ -29,6 +29,9 @@ pub fn run(a: &ImportArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     if let Some(c) = &a.write_chip {
         check_output(c, force, "--write-chip")?;
+        if let Some(p) = &a.plot.plot {
+            distinct_outputs(&[("--write-chip", c), ("--plot", p)])?;
+        }
     }
     let shown = a.file.display().to_string();
     match load(&a.file)? {
@@ -107,13 +110,31 @@ fn id_from(path: &Path) -> String {
     }
 }
 
+/// The chip of an empirical roof, checked as `--hardware FILE.toml` checks a chip file (its
+/// TOML read back by [`parse_device`]): what `--write-chip` writes, `--hardware` reads.
 fn roof_device(roof: &EmpiricalRoof, path: &Path) -> Result<Device, CliError> {
-    roof.to_device(&id_from(path)).map_err(|e| {
+    let shown = path.display();
+    let device = roof.to_device(&id_from(path)).map_err(|e| {
         CliError::bad_input(
-            format!("`{}`: {e}", path.display()),
+            format!("`{shown}`: {e}"),
             Some("the roof file needs a DRAM (main-memory) bandwidth".into()),
         )
-    })
+    })?;
+    parse_device(
+        &device_to_toml(&device),
+        &format!("the chip made from `{shown}`"),
+    )
+    .map_err(|e| {
+        CliError::bad_input(
+            e.message,
+            Some(format!(
+                "a chip file with this value would be refused by `--hardware`; check the \
+                     measurement in `{shown}` ({})",
+                e.hint.unwrap_or_default()
+            )),
+        )
+    })?;
+    Ok(device)
 }
 
 /// The roof behind `--hardware NAME`: a mixbench or ERT output when NAME is such a file, else a

@@ -3,7 +3,7 @@
 use super::analyze::{prepare, Prepared};
 use crate::args::ReportArgs;
 use crate::error::{CliError, Kind};
-use crate::output::{check_output, write_output};
+use crate::output::{check_output, distinct_outputs, write_output};
 use roofline_core::analysis::AnalysisError;
 use roofline_core::explain::explain_node;
 use roofline_report::analysis::AnalyzeReport;
@@ -15,6 +15,7 @@ pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let force = a.analyze.plot.force;
     check_output(&a.out, force, "--out")?;
     if let Some(p) = &a.analyze.plot.plot {
+        distinct_outputs(&[("--out", &a.out), ("--plot", p)])?;
         super::plot::check_plot_path(p, force)?;
     }
     let Prepared {

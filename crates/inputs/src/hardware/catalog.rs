@@ -114,12 +114,15 @@ fn closest_ids(name: &str, n: usize) -> Vec<&'static str> {
 pub fn find_device(name_or_path: &str) -> Result<Device, InputError> {
     let given = name_or_path.trim();
     if looks_like_path(given) {
-        let text = std::fs::read_to_string(given).map_err(|e| {
-            InputError::new(format!("cannot read chip file `{given}`: {e}")).with_hint(
-                "give the path of a TOML chip file, or a catalog id (`roofline hardware list`)",
-            )
-        })?;
-        return parse_device(&text, given);
+        let text = crate::read::read_text(
+            std::path::Path::new(given),
+            "chip file ",
+            crate::read::TEXT_LIMIT,
+            "give the path of a TOML chip file, or a catalog id (`roofline hardware list`)",
+            "a chip file is UTF-8 TOML text",
+        )?;
+        return parse_device(&text, given)
+            .map_err(|e| crate::profile::not_a_chip_file(&text, given).unwrap_or(e));
     }
     let key = normalize(given);
     let id = ALIASES
@@ -128,6 +131,21 @@ pub fn find_device(name_or_path: &str) -> Result<Device, InputError> {
         .map_or(key.as_str(), |(_, id)| *id);
     if let Some((stem, text)) = HARDWARE_FILES.iter().find(|(stem, _)| *stem == id) {
         return parse_embedded(stem, text);
+    }
+    // `--hardware mixbench.log`, `--hardware fifo`: a file in the working folder, named
+    // without a path.
+    let path = std::path::Path::new(given);
+    if path.exists() && !path.is_dir() {
+        let text = crate::read::read_text(
+            path,
+            "chip file ",
+            crate::read::PROFILE_LIMIT,
+            "give the path of a TOML chip file, or a catalog id (`roofline hardware list`)",
+            "a chip file is UTF-8 TOML text",
+        )?;
+        if let Some(e) = crate::profile::not_a_chip_file(&text, given) {
+            return Err(e);
+        }
     }
     let close: Vec<String> = closest_ids(&key, 3)
         .into_iter()

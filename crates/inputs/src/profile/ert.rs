@@ -181,8 +181,8 @@ pub fn parse_json(text: &str, origin: &str) -> Result<EmpiricalRoof, InputError>
 /// Parses an ERT `sum` file. `origin` names the file in errors.
 ///
 /// # Errors
-/// A line before `META_DATA` that is not `number name` (naming the line); no level and no
-/// GFLOPs; no DRAM level.
+/// A line before `META_DATA` that is not `number name`, or whose number is not finite and > 0
+/// (naming the line); no level and no GFLOPs; no DRAM level.
 pub fn parse_sum(text: &str, origin: &str) -> Result<EmpiricalRoof, InputError> {
     let mut levels = Vec::new();
     let mut gflops = None;
@@ -212,8 +212,19 @@ pub fn parse_sum(text: &str, origin: &str) -> Result<EmpiricalRoof, InputError> 
             )
             .with_hint(HINT));
         };
-        let Some(x) = v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0) else {
-            return Err(at_line(origin, i + 1, format!("`{v}` is not a number")).with_hint(HINT));
+        let x = match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && (x > 0.0 || (name == "Weight" && x == 0.0)) => x,
+            Ok(_) => {
+                return Err(at_line(
+                    origin,
+                    i + 1,
+                    format!("`{name}` is `{v}`: a measured rate is a finite number > 0"),
+                )
+                .with_hint(HINT))
+            }
+            Err(_) => {
+                return Err(at_line(origin, i + 1, format!("`{v}` is not a number")).with_hint(HINT))
+            }
         };
         match name {
             "GFLOPs" => gflops = Some(x),
@@ -273,7 +284,8 @@ pub fn parse_sum(text: &str, origin: &str) -> Result<EmpiricalRoof, InputError> 
 /// notes say so), and the best FLOP/s of any trial, in double precision.
 ///
 /// # Errors
-/// A line that is not five numbers, or a zero time (naming the line); no lines.
+/// A line that is not five numbers, or a number there that is zero, negative, NaN or infinite
+/// (naming the line and column); no lines.
 pub fn parse_trials(text: &str, origin: &str) -> Result<EmpiricalRoof, InputError> {
     let mut samples = Vec::new();
     let mut largest = (0.0f64, 0.0f64); // (working set, best B/s there)
@@ -297,12 +309,25 @@ pub fn parse_trials(text: &str, origin: &str) -> Result<EmpiricalRoof, InputErro
             )
             .with_hint(HINT));
         }
-        let (ws, secs, bytes, flops) = (f[0], f[2] / 1e6, f[3], f[4]);
-        if secs <= 0.0 {
-            return Err(
-                at_line(origin, i + 1, "time is 0 µs: no rate can be computed").with_hint(HINT),
-            );
+        const COLUMNS: [&str; 5] = ["working set", "trials", "time (µs)", "bytes", "FLOPs"];
+        if let Some((j, x)) = f
+            .iter()
+            .enumerate()
+            .find(|(_, x)| !(x.is_finite() && **x > 0.0))
+        {
+            let why = if x.is_finite() {
+                "a trial's sizes, count and time are > 0"
+            } else {
+                "not a finite number"
+            };
+            return Err(at_line(
+                origin,
+                i + 1,
+                format!("field {} ({}) is `{x}`: {why}", j + 1, COLUMNS[j]),
+            )
+            .with_hint(HINT));
         }
+        let (ws, secs, bytes, flops) = (f[0], f[2] / 1e6, f[3], f[4]);
         let (bw, fl) = (bytes / secs, flops / secs);
         if ws > largest.0 {
             largest = (ws, bw);
@@ -402,7 +427,59 @@ mod tests {
             "{}",
             e.message
         );
-        let e = parse_trials("8 1 0 16 1\n", "t").unwrap_err();
-        assert!(e.message.contains("time is 0"), "{}", e.message);
+        let e = parse_trials("8 1 0.8 16 1\n8 1 0 16 1\n", "t").unwrap_err();
+        assert!(
+            e.message.contains("t: line 2: field 3 (time (µs)) is `0`"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn zero_negative_nan_and_infinite_values_name_the_line() {
+        for (line, says) in [
+            ("8 1 0.8 -16 1", "field 4 (bytes) is `-16`"),
+            (
+                "8 1 NaN 16 1",
+                "field 3 (time (µs)) is `NaN`: not a finite number",
+            ),
+            (
+                "8 1 0.8 16 inf",
+                "field 5 (FLOPs) is `inf`: not a finite number",
+            ),
+            ("0 1 0.8 16 1", "field 1 (working set) is `0`"),
+        ] {
+            let e = parse_trials(&format!("8 1 0.8 16 1\n{line}\n"), "t").unwrap_err();
+            assert!(
+                e.message.contains("t: line 2: ") && e.message.contains(says),
+                "{line}: {}",
+                e.message
+            );
+        }
+        for (line, says) in [
+            ("-18.30 DRAM", "`DRAM` is `-18.30`"),
+            ("0 DRAM", "`DRAM` is `0`"),
+            ("nan DRAM", "`DRAM` is `nan`"),
+            ("inf GFLOPs", "`GFLOPs` is `inf`"),
+        ] {
+            let e = parse_sum(&format!("  176.44 L1\n{line}\n"), "s").unwrap_err();
+            assert!(
+                e.message.contains("s: line 2: ") && e.message.contains(says),
+                "{line}: {}",
+                e.message
+            );
+        }
+        // The weight is not a rate and no roof: 0 is read as it stands.
+        assert!(parse_sum("0 Weight\n18.30 DRAM\n", "s").is_ok());
+        let e = parse_json(
+            r#"{"empirical":{"gbytes":{"data":[["DRAM",-1.0]]},"gflops":{"data":[]}}}"#,
+            "r.json",
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("`empirical.gbytes.data[0]`"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -172,17 +172,37 @@ pub fn parse(text: &str, origin: &str) -> Result<EmpiricalRoof, InputError> {
             )
             .with_hint(HINT));
         }
+        // Intensity, time, GFLOP/s and GB/s of a group: each a finite number > 0 (mixbench's
+        // smallest intensity is 1/8 FLOP/byte, at 0 compute iterations).
         let num = |j: usize| {
-            parse_number(f[j]).ok_or_else(|| {
-                at_line(
+            let column = header.get(j).map_or("", String::as_str);
+            match parse_number(f[j]) {
+                Some(v) if v > 0.0 => Ok(v),
+                Some(v) => Err(at_line(
                     origin,
                     i + 1,
-                    format!("field {} (`{}`) is not a number", j + 1, f[j]),
+                    format!(
+                        "field {} (`{column}`) is {v}: a measured rate, time or intensity is > 0",
+                        j + 1
+                    ),
                 )
-                .with_hint(HINT)
-            })
+                .with_hint(HINT)),
+                None => {
+                    let what = match f[j].trim().parse::<f64>() {
+                        Ok(_) => "not a finite number",
+                        Err(_) => "not a number",
+                    };
+                    Err(at_line(
+                        origin,
+                        i + 1,
+                        format!("field {} (`{}`) is {what}", j + 1, f[j]),
+                    )
+                    .with_hint(HINT))
+                }
+            }
         };
         for (g, b) in groups.iter().zip(best.iter_mut()) {
+            num(g.column + 1)?; // ex.time
             let (ai, gflops, gbs) = (num(g.column)?, num(g.column + 2)?, num(g.column + 3)?);
             if gflops > b.0 {
                 b.0 = gflops;
@@ -294,6 +314,25 @@ mod tests {
         );
         let e = parse(HEAD, "m.log").unwrap_err();
         assert!(e.message.contains("no experiment rows"), "{}", e.message);
+        for (bad, says) in [
+            ("-10.0", "field 4 (`GFLOPS`) is -10"),
+            ("0", "field 4 (`GFLOPS`) is 0"),
+            ("nan", "field 4 (`nan`) is not a finite number"),
+            ("inf", "field 4 (`inf`) is not a finite number"),
+        ] {
+            let e = parse(&format!("{HEAD}0, 0.25, 1.0, {bad}, 40\n"), "m.log").unwrap_err();
+            assert!(
+                e.message.contains("m.log: line 6") && e.message.contains(says),
+                "{bad}: {}",
+                e.message
+            );
+        }
+        let e = parse(&format!("{HEAD}0, 0.25, 0, 10, 40\n"), "m.log").unwrap_err();
+        assert!(
+            e.message.contains("field 3 (`ex.time`) is 0"),
+            "{}",
+            e.message
+        );
         let e = parse(
             "mixbench\n--- CSV data ---\nExperiment ID, Single,,,,\nIters, a, b, c, d\n",
             "m.log",

@@ -16,7 +16,7 @@ pub mod ncu;
 pub mod torch;
 
 use crate::error::InputError;
-use roofline_core::profile::{EmpiricalRoof, Profile};
+use roofline_core::profile::{EmpiricalRoof, Profile, ProfiledKernel};
 use std::path::Path;
 
 /// What a file held.
@@ -43,6 +43,48 @@ pub enum Kind {
     ErtSum,
     /// ERT `try.NNN` file.
     ErtTrials,
+}
+
+impl Kind {
+    /// What a file of this kind is, for messages: `a mixbench log`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Ncu => "an Nsight Compute CSV export (a profile)",
+            Kind::Torch => "a PyTorch profiler trace (a profile)",
+            Kind::Mixbench => "a mixbench log (an empirical roof)",
+            Kind::ErtJson => "an ERT roofline.json (an empirical roof)",
+            Kind::ErtSum => "an ERT sum file (an empirical roof)",
+            Kind::ErtTrials => "an ERT try file (an empirical roof)",
+        }
+    }
+
+    /// Whether a file of this kind is an empirical roof (mixbench, ERT), not a profile.
+    pub fn is_roof(self) -> bool {
+        !matches!(self, Kind::Ncu | Kind::Torch)
+    }
+}
+
+/// When `text` (the file `shown`, given where a chip file is expected) is a profile or an
+/// empirical roof: the error saying which, and how to turn a roof into a chip file.
+pub fn not_a_chip_file(text: &str, shown: &str) -> Option<InputError> {
+    let kind = detect(text)?;
+    let message = format!("`{shown}` is {}, not a chip file", kind.describe());
+    // The chip file in the working folder (the roof's own folder may not be writable).
+    let chip = Path::new(shown)
+        .file_stem()
+        .map_or("chip".into(), |s| s.to_string_lossy())
+        + ".toml";
+    Some(InputError::new(message).with_hint(if kind.is_roof() {
+        format!(
+            "convert it once: `roofline import {shown} --write-chip {chip}`, then pass \
+             `--hardware {chip}`"
+        )
+    } else {
+        format!(
+            "give a chip id (`roofline hardware list`) or chip file; place the profile's kernels \
+             with `roofline import {shown} --hardware CHIP`"
+        )
+    }))
 }
 
 /// The formats, one line, for hints.
@@ -127,21 +169,55 @@ pub fn parse(text: &str, origin: &str) -> Result<Imported, InputError> {
 /// Reads and parses the file at `path` ([`parse`]).
 ///
 /// # Errors
-/// The file cannot be read or is not UTF-8 (naming the path), or [`parse`]'s errors.
+/// The file cannot be read (see [`crate::read::read_bytes`]: not a regular file, over
+/// [`crate::read::PROFILE_LIMIT`]) or is not UTF-8 (naming the path), or [`parse`]'s errors.
 pub fn load(path: &Path) -> Result<Imported, InputError> {
-    let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| {
-        InputError::new(format!("cannot read `{shown}`: {e}"))
-            .with_hint(format!("give the path of {FORMATS}"))
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        InputError::new(format!(
-            "`{shown}`: not UTF-8 text (byte {})",
-            e.utf8_error().valid_up_to()
-        ))
-        .with_hint("export the profile as text: `ncu --csv`, or the trace as .json (not .gz or .pt.trace.json.gz: gunzip it first)")
-    })?;
-    parse(&text, &shown)
+    let text = crate::read::read_text(
+        path,
+        "",
+        crate::read::PROFILE_LIMIT,
+        &format!("give the path of {FORMATS}"),
+        "export the profile as text: `ncu --csv`, or the trace as .json (not .gz or .pt.trace.json.gz: gunzip it first)",
+    )?;
+    parse(&text, &path.display().to_string())
+}
+
+/// Notes for the kernels whose figures divide by zero, saying which field is null and why: a
+/// duration of 0 s leaves the fraction of roof null (roofline time ÷ 0 s) and the achieved
+/// rates at 0; 0 bytes moved leave the intensity null (FLOPs ÷ 0 bytes).
+pub(crate) fn zero_division_notes(kernels: &[ProfiledKernel]) -> Vec<String> {
+    let list = |ks: Vec<&ProfiledKernel>| {
+        let mut names: Vec<String> = ks
+            .iter()
+            .take(3)
+            .map(|k| format!("#{} `{}`", k.index, k.name))
+            .collect();
+        if ks.len() > 3 {
+            names.push(format!("and {} more", ks.len() - 3));
+        }
+        (ks.len(), names.join(", "))
+    };
+    let mut notes = Vec::new();
+    let instant: Vec<&ProfiledKernel> =
+        kernels.iter().filter(|k| k.duration.get() == 0.0).collect();
+    if !instant.is_empty() {
+        let (n, names) = list(instant);
+        notes.push(format!(
+            "{n} kernel(s) last 0 s ({names}): their fraction of roof is null (roofline time ÷ \
+             0 s) and their achieved FLOP/s and bandwidth read 0"
+        ));
+    }
+    let no_bytes: Vec<&ProfiledKernel> = kernels
+        .iter()
+        .filter(|k| k.bytes().is_some_and(|b| b.get() == 0.0))
+        .collect();
+    if !no_bytes.is_empty() {
+        let (n, names) = list(no_bytes);
+        notes.push(format!(
+            "{n} kernel(s) move 0 bytes ({names}): their intensity is null (FLOPs ÷ 0 bytes)"
+        ));
+    }
+    notes
 }
 
 /// An error at `line` (1-based) of `origin`.
@@ -218,6 +294,7 @@ mod tests {
             Some(Kind::ErtTrials)
         );
         assert_eq!(detect("hello world\n"), None);
+        assert_eq!(detect("id = \"x\"\n[peak_flops_per_s]\n"), None);
         assert_eq!(detect("{\"a\": 1}"), None);
     }
 

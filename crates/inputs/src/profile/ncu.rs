@@ -199,6 +199,10 @@ fn value(
             origin,
             line,
             format!("metric `{name}`: negative value {raw}"),
+        )
+        .with_hint(
+            "ncu's counters, bytes and times are never negative: re-export with `ncu --csv` \
+             and give the file unedited",
         ));
     }
     Ok(Some(v * k / div))
@@ -420,6 +424,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
             no_flops.join(", ")
         ));
     }
+    notes.extend(super::zero_division_notes(&out));
     Ok(Profile {
         format: ProfileFormat::NcuCsv,
         origin: origin.to_string(),
@@ -487,6 +492,29 @@ mod tests {
     }
 
     #[test]
+    fn zero_time_and_zero_bytes_say_which_field_is_null() -> Result<(), Box<dyn std::error::Error>>
+    {
+        // Kernel 1 lasts 0 µs and moves 0 bytes: 0/0 for its rates and its intensity.
+        let text = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"dram__bytes_read.sum\",\"dram__bytes_write.sum\",\"sm__sass_thread_inst_executed_op_ffma_pred_on.sum\"\n\
+                    \"\",\"\",\"usecond\",\"byte\",\"byte\",\"inst\"\n\
+                    \"0\",\"a\",\"10\",\"1\",\"500\",\"1,000\"\n\
+                    \"1\",\"b\",\"0\",\"0\",\"0\",\"0\"\n";
+        let p = parse(text, "w.csv")?;
+        let said = |needle: &str| p.notes.iter().any(|n| n.contains(needle));
+        assert!(
+            said("1 kernel(s) last 0 s (#1 `b`): their fraction of roof is null"),
+            "{:?}",
+            p.notes
+        );
+        assert!(
+            said("1 kernel(s) move 0 bytes (#1 `b`): their intensity is null"),
+            "{:?}",
+            p.notes
+        );
+        Ok(())
+    }
+
+    #[test]
     fn bad_files_name_the_line_and_the_fix() -> Result<(), Box<dyn std::error::Error>> {
         // Unknown unit on a metric we use.
         let e = parse(
@@ -545,6 +573,19 @@ mod tests {
             "{}",
             e.message
         );
+        // A negative counter: the line, and how to get a clean export.
+        let e = parse(
+            &long(&["\"0\",\"k\",\"dram__bytes_read.sum\",\"byte\",\"-5\""]),
+            "m.csv",
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .contains("m.csv: line 3: metric `dram__bytes_read.sum`: negative value -5"),
+            "{}",
+            e.message
+        );
+        assert!(e.hint.ok_or("no hint")?.contains("ncu --csv"));
         Ok(())
     }
 

@@ -30,6 +30,8 @@ use roofline_core::profile::{
     ArgShape, CostSource, FrameworkOp, Profile, ProfileFormat, ProfiledKernel, UncostedOps,
 };
 use roofline_core::units::{Bytes, Flop, Seconds};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -112,30 +114,37 @@ fn number(v: Option<&Value>) -> Option<f64> {
     }
 }
 
-fn event(origin: &str, i: usize, v: &Value) -> Result<Option<Event>, InputError> {
-    let Some(o) = v.as_object() else {
+fn event(origin: &str, i: usize, raw: RawEvent) -> Result<Option<Event>, InputError> {
+    let RawEvent::Object(o) = raw else {
         return Err(
             InputError::new(format!("{origin}: traceEvents[{i}] is not an object"))
                 .with_hint(TRACE_HINT),
         );
     };
-    if o.get("ph").and_then(Value::as_str) != Some("X") {
+    if o.ph.as_ref().and_then(Value::as_str) != Some("X") {
         return Ok(None); // metadata, counters, flow events
     }
-    let cat = category(o.get("cat").and_then(Value::as_str).unwrap_or(""));
+    let cat = category(o.cat.as_ref().and_then(Value::as_str).unwrap_or(""));
     if cat == Cat::Other {
         return Ok(None);
     }
-    let name = o
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| field_error(origin, i, "?", "name", "is missing"))?
-        .to_string();
-    let ts = number(o.get("ts"))
+    let Some(Value::String(name)) = o.name else {
+        return Err(field_error(origin, i, "?", "name", "is missing"));
+    };
+    let ts = number(o.ts.as_ref())
         .ok_or_else(|| field_error(origin, i, &name, "ts", "is missing or not a number"))?;
-    let dur = number(o.get("dur"))
+    let dur = number(o.dur.as_ref())
         .ok_or_else(|| field_error(origin, i, &name, "dur", "is missing or not a number"))?;
-    if dur < 0.0 || !dur.is_finite() || !ts.is_finite() {
+    if !ts.is_finite() {
+        return Err(field_error(
+            origin,
+            i,
+            &name,
+            "ts",
+            &format!("is {ts}: a start time is a finite number of µs"),
+        ));
+    }
+    if dur < 0.0 || !dur.is_finite() {
         return Err(field_error(
             origin,
             i,
@@ -144,8 +153,8 @@ fn event(origin: &str, i: usize, v: &Value) -> Result<Option<Event>, InputError>
             &format!("is {dur}: a duration is a finite number ≥ 0 µs"),
         ));
     }
-    let key = |k: &str| match o.get(k) {
-        Some(Value::String(s)) => s.clone(),
+    let key = |k: Option<Value>| match k {
+        Some(Value::String(s)) => s,
         Some(other) => other.to_string(),
         None => String::new(),
     };
@@ -153,15 +162,236 @@ fn event(origin: &str, i: usize, v: &Value) -> Result<Option<Event>, InputError>
         index: i,
         cat,
         name,
-        ts,
-        dur,
-        thread: format!("{}/{}", key("pid"), key("tid")),
-        args: o
-            .get("args")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default(),
+        // `+ 0.0` turns -0.0 into 0.0, so that every sort below agrees with `<=`.
+        ts: ts + 0.0,
+        dur: dur + 0.0,
+        thread: format!("{}/{}", key(o.pid), key(o.tid)),
+        args: match o.args {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        },
     }))
+}
+
+/// The fields of a trace event the importer reads; any other is skipped unread.
+#[derive(Debug, Default, Deserialize)]
+struct RawFields {
+    ph: Option<Value>,
+    cat: Option<Value>,
+    name: Option<Value>,
+    ts: Option<Value>,
+    dur: Option<Value>,
+    pid: Option<Value>,
+    tid: Option<Value>,
+    args: Option<Value>,
+}
+
+/// One element of `traceEvents`: an object's fields, or anything else (an error, reported
+/// with the element's index).
+#[derive(Debug)]
+// Each event is read into one and consumed at once: a box would be one more allocation per event.
+#[allow(clippy::large_enum_variant)]
+enum RawEvent {
+    Object(RawFields),
+    NotObject,
+}
+
+impl<'de> Deserialize<'de> for RawEvent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawEvent;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a trace event")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawEvent, A::Error> {
+                RawFields::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(RawEvent::Object)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawEvent, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<RawEvent, E> {
+                Ok(RawEvent::NotObject)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The events of a trace, validated and sorted by kind as they are read: the document is never
+/// held whole, only the events kept.
+#[derive(Default)]
+struct Events {
+    ops: Vec<Event>,
+    kernels: Vec<Event>,
+    runtime: Vec<Event>,
+    steps: Vec<String>,
+    /// The first invalid event's error: reported once the whole text is known to be JSON, so
+    /// that a truncated file is named as truncated, as when the JSON is read first.
+    invalid: Option<InputError>,
+    count: usize,
+}
+
+impl Events {
+    fn take(&mut self, origin: &str, raw: RawEvent) {
+        let i = self.count;
+        self.count += 1;
+        if self.invalid.is_some() {
+            return;
+        }
+        match event(origin, i, raw) {
+            Ok(Some(e)) => match e.cat {
+                Cat::CpuOp => self.ops.push(e),
+                Cat::Kernel => self.kernels.push(e),
+                Cat::Runtime => self.runtime.push(e),
+                Cat::Annotation if e.name.starts_with("ProfilerStep#") => self.steps.push(e.name),
+                Cat::Annotation | Cat::Other => {}
+            },
+            Ok(None) => {}
+            Err(e) => self.invalid = Some(e),
+        }
+    }
+}
+
+/// What the top level of the document held.
+enum Top {
+    /// A list of events (bare, or as `traceEvents`).
+    Events,
+    /// An object without a `traceEvents` list.
+    NoList,
+    /// Neither an object nor a list.
+    Other,
+}
+
+/// Reads the top level: a bare list of events, or an object whose `traceEvents` list is read
+/// event by event into `events` (the last `traceEvents` key counts, as in a JSON object).
+struct TopSeed<'a> {
+    origin: &'a str,
+    events: &'a mut Events,
+}
+
+/// Reads a list of events into `events`.
+struct ListSeed<'a> {
+    origin: &'a str,
+    events: &'a mut Events,
+}
+
+impl<'de> DeserializeSeed<'de> for ListSeed<'_> {
+    /// Whether the value was a list.
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ListSeed<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of trace events")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        *self.events = Events::default();
+        while let Some(raw) = seq.next_element::<RawEvent>()? {
+            self.events.take(self.origin, raw);
+        }
+        Ok(true)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
+    type Value = Top;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Top, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopSeed<'_> {
+    type Value = Top;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object with `traceEvents`")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Top, A::Error> {
+        ListSeed {
+            origin: self.origin,
+            events: self.events,
+        }
+        .visit_seq(seq)
+        .map(|_| Top::Events)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+        let mut found = false;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "traceEvents" {
+                found = map.next_value_seed(ListSeed {
+                    origin: self.origin,
+                    events: self.events,
+                })?;
+                if !found {
+                    *self.events = Events::default();
+                }
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(if found { Top::Events } else { Top::NoList })
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
 }
 
 /// `Input Dims`, `Input type` and `Concrete Inputs` of an operator event.
@@ -325,56 +555,51 @@ fn is_costed(origin: &str, e: &Event) -> Result<bool, InputError> {
 /// or has a negative duration (naming the event's index and field); when `Input Dims` is not a
 /// list of shapes; or when the trace has no kernel and no `cpu_op` event.
 pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
-    let root: Value = serde_json::from_str(text).map_err(|e| {
+    let mut events = Events::default();
+    let syntax = |e: serde_json::Error| {
         let what = if e.is_eof() {
             "the JSON ends early: the file is truncated".to_string()
         } else {
             format!("malformed JSON: {e}")
         };
         at_line(origin, e.line(), format!("column {}: {what}", e.column())).with_hint(TRACE_HINT)
-    })?;
-    let list = match &root {
-        Value::Array(a) => a,
-        Value::Object(o) => o
-            .get("traceEvents")
-            .and_then(Value::as_array)
-            .ok_or_else(|| {
-                InputError::new(format!(
-                    "{origin}: field `traceEvents` is missing or not a list"
-                ))
-                .with_hint(TRACE_HINT)
-            })?,
-        _ => {
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let top = TopSeed {
+        origin,
+        events: &mut events,
+    }
+    .deserialize(&mut de)
+    .map_err(syntax)?;
+    de.end().map_err(syntax)?;
+    match top {
+        Top::Events => {}
+        Top::NoList => {
+            return Err(InputError::new(format!(
+                "{origin}: field `traceEvents` is missing or not a list"
+            ))
+            .with_hint(TRACE_HINT))
+        }
+        Top::Other => {
             return Err(InputError::new(format!(
                 "{origin}: expected a JSON object with `traceEvents`"
             ))
             .with_hint(TRACE_HINT))
         }
-    };
-    let mut events = Vec::new();
-    for (i, v) in list.iter().enumerate() {
-        if let Some(e) = event(origin, i, v)? {
-            events.push(e);
-        }
     }
-    let mut steps: Vec<&str> = events
-        .iter()
-        .filter(|e| e.cat == Cat::Annotation && e.name.starts_with("ProfilerStep#"))
-        .map(|e| e.name.as_str())
-        .collect();
+    if let Some(e) = events.invalid {
+        return Err(e);
+    }
+    let Events {
+        ops,
+        mut kernels,
+        runtime,
+        mut steps,
+        ..
+    } = events;
     steps.sort_unstable();
     steps.dedup();
     let steps = (steps.len() as u64).max(1);
-    let ops: Vec<Event> = events
-        .iter()
-        .filter(|e| e.cat == Cat::CpuOp)
-        .cloned()
-        .collect();
-    let mut kernels: Vec<Event> = events
-        .iter()
-        .filter(|e| e.cat == Cat::Kernel)
-        .cloned()
-        .collect();
     if ops.is_empty() && kernels.is_empty() {
         return Err(InputError::new(format!(
             "{origin}: the trace has no `kernel` and no `cpu_op` events: nothing to import"
@@ -396,9 +621,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile, InputError> {
         cpu_profile(origin, &ops, &parent, &mut notes)?
     } else {
         kernels.sort_by(|a, b| a.ts.total_cmp(&b.ts));
-        gpu_profile(origin, &ops, &parent, &events, &kernels, &mut notes)?
+        gpu_profile(origin, &ops, &parent, &runtime, &kernels, &mut notes)?
     };
     let (kernels, uncosted, total) = profile;
+    notes.extend(super::zero_division_notes(&kernels));
     Ok(Profile {
         format: ProfileFormat::TorchTrace,
         origin: origin.to_string(),
@@ -425,22 +651,9 @@ fn cpu_profile(
             .total_cmp(&ops[b].ts)
             .then(ops[b].dur.total_cmp(&ops[a].dur))
     });
-    let mut claimed = vec![false; ops.len()];
-    let claimed_above = |claimed: &[bool], mut i: usize| {
-        while let Some(p) = parent[i] {
-            if claimed[p] {
-                return true;
-            }
-            i = p;
-        }
-        false
-    };
+    let claimed = claims(origin, ops, parent, &order)?;
     let mut kernels = Vec::new();
-    for &i in &order {
-        if claimed_above(&claimed, i) || !is_costed(origin, &ops[i])? {
-            continue;
-        }
-        claimed[i] = true;
+    for &i in order.iter().filter(|&&i| claimed[i]) {
         let e = &ops[i];
         kernels.push(costed_kernel(
             e.name.clone(),
@@ -451,20 +664,22 @@ fn cpu_profile(
             false,
         ));
     }
-    // Time of each top-level operator not inside a costed one, by name.
-    let root = |mut i: usize| {
-        while let Some(p) = parent[i] {
-            i = p;
+    // Time of each top-level operator not inside a costed one, by name. `order` holds every
+    // parent before its children, so each root is known when its children are reached.
+    let mut root: Vec<usize> = (0..ops.len()).collect();
+    for &i in &order {
+        if let Some(p) = parent[i] {
+            root[i] = root[p];
         }
-        i
-    };
+    }
     let mut inside = vec![0.0f64; ops.len()];
     for i in 0..ops.len() {
         if claimed[i] {
-            inside[root(i)] += ops[i].dur;
+            inside[root[i]] += ops[i].dur;
         }
     }
     let mut uncosted: Vec<UncostedOps> = Vec::new();
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
     let mut total = 0.0;
     for i in (0..ops.len()).filter(|&i| parent[i].is_none()) {
         total += ops[i].dur;
@@ -472,16 +687,19 @@ fn cpu_profile(
         if claimed[i] || rest <= 0.0 {
             continue;
         }
-        match uncosted.iter_mut().find(|u| u.name == ops[i].name) {
-            Some(u) => {
-                u.count += 1;
-                u.time += Seconds(rest / 1e6);
+        match by_name.get(ops[i].name.as_str()) {
+            Some(&u) => {
+                uncosted[u].count += 1;
+                uncosted[u].time += Seconds(rest / 1e6);
             }
-            None => uncosted.push(UncostedOps {
-                name: ops[i].name.clone(),
-                count: 1,
-                time: Seconds(rest / 1e6),
-            }),
+            None => {
+                by_name.insert(&ops[i].name, uncosted.len());
+                uncosted.push(UncostedOps {
+                    name: ops[i].name.clone(),
+                    count: 1,
+                    time: Seconds(rest / 1e6),
+                });
+            }
         }
     }
     uncosted.sort_by(|a, b| b.time.get().total_cmp(&a.time.get()));
@@ -493,73 +711,188 @@ fn cpu_profile(
     Ok((kernels, uncosted, Seconds(total / 1e6)))
 }
 
-fn gpu_profile(
+/// Which operators a CPU trace counts: the costed ones with no counted operator around them.
+/// `order` (by start, longest first) visits every parent before its children, so whether an
+/// ancestor is counted is known, once per operator, when the operator is reached: O(n).
+fn claims(
     origin: &str,
     ops: &[Event],
     parent: &[Option<usize>],
-    events: &[Event],
+    order: &[usize],
+) -> Result<Vec<bool>, InputError> {
+    let mut claimed = vec![false; ops.len()];
+    // Whether some ancestor of the operator is claimed.
+    let mut under_claim = vec![false; ops.len()];
+    for &i in order {
+        if let Some(p) = parent[i] {
+            under_claim[i] = claimed[p] || under_claim[p];
+        }
+        if !under_claim[i] && is_costed(origin, &ops[i])? {
+            claimed[i] = true;
+        }
+    }
+    Ok(claimed)
+}
+
+/// An f64 ordered by [`f64::total_cmp`] (durations here are finite and ≥ 0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Total(f64);
+
+impl Eq for Total {}
+impl PartialOrd for Total {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Total {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// For each query `(thread, t)`, the innermost operator around it: of the operators on that
+/// thread with `ts ≤ t ≤ end + tolerance`, the shortest, the first in `ops` on a tie.
+///
+/// A sweep line per thread: queries and operators by time; an operator enters a min-heap (by
+/// duration, then index) when it starts at or before the query, and leaves it, lazily, once it
+/// ends before the query. `t − tolerance(t)` grows with `t`, so an operator ended before one
+/// query has ended before every later one. O((n + q) log n) in all, against O(n·q) for a scan of
+/// every operator per query.
+fn innermost_around(ops: &[Event], queries: &[Option<(&str, f64)>]) -> Vec<Option<usize>> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut found = vec![None; queries.len()];
+    let mut by_thread: HashMap<&str, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    for (q, query) in queries.iter().enumerate() {
+        if let Some((thread, _)) = query {
+            by_thread.entry(thread).or_default().1.push(q);
+        }
+    }
+    for (i, o) in ops.iter().enumerate() {
+        if let Some(entry) = by_thread.get_mut(o.thread.as_str()) {
+            entry.0.push(i);
+        }
+    }
+    let at = |q: usize| queries[q].map_or(0.0, |(_, t)| t);
+    for (_, (mut on_thread, mut asked)) in by_thread {
+        on_thread.sort_by(|&a, &b| ops[a].ts.total_cmp(&ops[b].ts));
+        asked.sort_by(|&a, &b| at(a).total_cmp(&at(b)));
+        let mut open: BinaryHeap<Reverse<(Total, usize)>> = BinaryHeap::new();
+        let mut next = 0;
+        for q in asked {
+            let t = at(q);
+            while next < on_thread.len() && ops[on_thread[next]].ts <= t {
+                let i = on_thread[next];
+                open.push(Reverse((Total(ops[i].dur), i)));
+                next += 1;
+            }
+            while let Some(&Reverse((_, i))) = open.peek() {
+                if t <= ops[i].end() + time_tolerance(t) {
+                    break;
+                }
+                open.pop();
+            }
+            found[q] = open.peek().map(|&Reverse((_, i))| i);
+        }
+    }
+    found
+}
+
+/// Each kernel's operator: the `cpu_op` of its `External id`, else the innermost one around its
+/// launch; then the nearest operator out from it that we can cost, else that operator itself.
+fn link_kernels(
+    origin: &str,
+    ops: &[Event],
+    parent: &[Option<usize>],
+    runtime: &[Event],
     kernels: &[Event],
-    notes: &mut Vec<String>,
-) -> Result<Parts, InputError> {
+) -> Result<Vec<Option<usize>>, InputError> {
     let by_external: HashMap<u64, usize> = ops
         .iter()
         .enumerate()
         .filter_map(|(i, o)| o.arg_u64("External id").map(|x| (x, i)))
         .collect();
-    let launches: HashMap<u64, &Event> = events
+    let launches: HashMap<u64, &Event> = runtime
         .iter()
-        .filter(|e| e.cat == Cat::Runtime)
         .filter_map(|e| e.arg_u64("correlation").map(|c| (c, e)))
         .collect();
-    // The innermost operator on `thread` around time `t`.
-    let around = |thread: &str, t: f64| {
-        ops.iter()
-            .enumerate()
-            .filter(|(_, o)| o.thread == thread && o.ts <= t && t <= o.end() + time_tolerance(t))
-            .min_by(|a, b| a.1.dur.total_cmp(&b.1.dur))
-            .map(|(i, _)| i)
-    };
-    let mut linked: Vec<Option<usize>> = Vec::with_capacity(kernels.len());
-    for k in kernels {
-        let direct = k
-            .arg_u64("External id")
-            .and_then(|x| by_external.get(&x).copied());
-        let via_launch = || {
-            k.arg_u64("correlation")
+    let direct: Vec<Option<usize>> = kernels
+        .iter()
+        .map(|k| {
+            k.arg_u64("External id")
+                .and_then(|x| by_external.get(&x).copied())
+        })
+        .collect();
+    let queries: Vec<Option<(&str, f64)>> = kernels
+        .iter()
+        .zip(&direct)
+        .map(|(k, d)| match d {
+            Some(_) => None,
+            None => k
+                .arg_u64("correlation")
                 .and_then(|c| launches.get(&c))
-                .and_then(|l| around(&l.thread, l.ts))
-        };
-        let op = direct.or_else(via_launch);
-        // Walk out to the nearest operator we can cost.
-        let mut costed = None;
+                .map(|l| (l.thread.as_str(), l.ts)),
+        })
+        .collect();
+    let around = innermost_around(ops, &queries);
+    // Whether each operator can be costed, and the nearest costed operator out from it, each
+    // found once: a walk out stops at the first operator already known.
+    let mut costed: Vec<Option<bool>> = vec![None; ops.len()];
+    let mut nearest: Vec<Option<Option<usize>>> = vec![None; ops.len()];
+    let mut linked = Vec::with_capacity(kernels.len());
+    let mut path = Vec::new();
+    for (d, a) in direct.iter().zip(&around) {
+        let op = d.or(*a);
         let mut cur = op;
+        let mut answer = None;
+        path.clear();
         while let Some(i) = cur {
-            if is_costed(origin, &ops[i])? {
-                costed = Some(i);
+            if let Some(n) = nearest[i] {
+                answer = n;
+                break;
+            }
+            let c = match costed[i] {
+                Some(c) => c,
+                None => {
+                    let c = is_costed(origin, &ops[i])?;
+                    costed[i] = Some(c);
+                    c
+                }
+            };
+            path.push(i);
+            if c {
+                answer = Some(i);
                 break;
             }
             cur = parent[i];
         }
-        linked.push(costed.or(op));
+        for &i in &path {
+            nearest[i] = Some(answer);
+        }
+        linked.push(answer.or(op));
     }
+    Ok(linked)
+}
+
+fn gpu_profile(
+    origin: &str,
+    ops: &[Event],
+    parent: &[Option<usize>],
+    runtime: &[Event],
+    kernels: &[Event],
+    notes: &mut Vec<String>,
+) -> Result<Parts, InputError> {
+    let linked = link_kernels(origin, ops, parent, runtime, kernels)?;
     // Kernels of one operator share its cost by duration.
-    let mut per_op: HashMap<usize, f64> = HashMap::new();
+    let mut per_op: HashMap<usize, (f64, usize)> = HashMap::new();
     for (k, l) in kernels.iter().zip(&linked) {
         if let Some(i) = l {
-            *per_op.entry(*i).or_insert(0.0) += k.dur;
+            let e = per_op.entry(*i).or_insert((0.0, 0));
+            e.0 += k.dur;
+            e.1 += 1;
         }
     }
-    let shared = per_op
-        .iter()
-        .filter(|(i, _)| {
-            kernels
-                .iter()
-                .zip(&linked)
-                .filter(|(_, l)| **l == Some(**i))
-                .count()
-                > 1
-        })
-        .count();
+    let shared = per_op.values().filter(|(_, n)| *n > 1).count();
     if shared > 0 {
         notes.push(format!(
             "{shared} operator(s) launched more than one kernel: each operator's FLOPs and bytes \
@@ -574,7 +907,7 @@ fn gpu_profile(
         let duration = Seconds(k.dur / 1e6);
         match l {
             Some(i) => {
-                let total = per_op.get(i).copied().unwrap_or(k.dur);
+                let total = per_op.get(i).map_or(k.dur, |e| e.0);
                 let share = if total > 0.0 { k.dur / total } else { 1.0 };
                 out.push(costed_kernel(
                     k.name.clone(),
@@ -685,6 +1018,342 @@ mod tests {
         Ok(())
     }
 
+    /// A small deterministic generator (xorshift64*), so the generated traces are the same on
+    /// every run.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+        fn unit(&mut self) -> f64 {
+            (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    fn op_event(index: usize, thread: u64, ts: f64, dur: f64, costed: bool, ext: u64) -> Event {
+        let args = if costed {
+            serde_json::json!({"External id": ext, "Input Dims": [[64, 256], [256, 688]],
+                               "Input type": ["float", "float"]})
+        } else {
+            serde_json::json!({"External id": ext, "Input Dims": [[64, 256], []],
+                               "Input type": ["float", "ScalarList"]})
+        };
+        Event {
+            index,
+            cat: Cat::CpuOp,
+            name: if costed { "aten::mm" } else { "aten::view" }.into(),
+            ts,
+            dur,
+            thread: format!("1/{thread}"),
+            args: args.as_object().cloned().unwrap_or_default(),
+        }
+    }
+
+    /// Operators on three threads, nested (a child inside a random earlier operator, sometimes
+    /// ending on its parent's end), overlapping (a random interval over others) and repeated
+    /// (the same start and duration twice); some at Kineto's absolute µs, where the 1 ns
+    /// tolerance is a few f64 steps. Kernels link by `External id`, by a launch inside, between
+    /// or outside the operators, or not at all.
+    fn generated(
+        seed: u64,
+        n_ops: usize,
+        n_kernels: usize,
+    ) -> (Vec<Event>, Vec<Event>, Vec<Event>) {
+        let mut r = Rng(seed);
+        let base = if seed.is_multiple_of(2) {
+            0.0
+        } else {
+            5_107_416_643_395.255
+        };
+        let mut ops: Vec<Event> = Vec::new();
+        for i in 0..n_ops {
+            let thread = r.below(3);
+            let costed = r.below(3) == 0;
+            let on_thread: Vec<usize> = (0..ops.len())
+                .filter(|&j| ops[j].thread == format!("1/{thread}"))
+                .collect();
+            let (ts, dur) = match r.below(4) {
+                0 | 1 if !on_thread.is_empty() => {
+                    let p = &ops[on_thread[r.below(on_thread.len() as u64) as usize]];
+                    let ts = p.ts + (p.dur * r.unit() * 4.0).round() / 4.0;
+                    let dur = if r.below(4) == 0 {
+                        p.end() - ts
+                    } else {
+                        ((p.end() - ts) * r.unit() * 4.0).floor() / 4.0
+                    };
+                    (ts, dur.max(0.0))
+                }
+                2 if !ops.is_empty() => {
+                    let p = &ops[r.below(ops.len() as u64) as usize];
+                    (p.ts, p.dur)
+                }
+                _ => (
+                    base + r.below(4000) as f64 * 0.25,
+                    r.below(800) as f64 * 0.25,
+                ),
+            };
+            ops.push(op_event(i, thread, ts, dur, costed, 1000 + i as u64));
+        }
+        let mut runtime = Vec::new();
+        let mut kernels = Vec::new();
+        for k in 0..n_kernels {
+            let mut args = Map::new();
+            match r.below(4) {
+                0 if !ops.is_empty() => {
+                    let ext = 1000 + r.below(ops.len() as u64);
+                    args.insert("External id".into(), ext.into());
+                }
+                1 | 2 => {
+                    let t = if !ops.is_empty() && r.below(2) == 0 {
+                        let o = &ops[r.below(ops.len() as u64) as usize];
+                        if r.below(3) == 0 {
+                            o.end()
+                        } else {
+                            o.ts + o.dur * r.unit()
+                        }
+                    } else {
+                        base + r.below(4400) as f64 * 0.25
+                    };
+                    runtime.push(Event {
+                        index: n_ops + n_kernels + k,
+                        cat: Cat::Runtime,
+                        name: "cudaLaunchKernel".into(),
+                        ts: t,
+                        dur: 1.0,
+                        thread: format!("1/{}", r.below(3)),
+                        args: serde_json::json!({"correlation": k})
+                            .as_object()
+                            .cloned()
+                            .unwrap_or_default(),
+                    });
+                    args.insert("correlation".into(), (k as u64).into());
+                }
+                _ => {}
+            }
+            kernels.push(Event {
+                index: n_ops + k,
+                cat: Cat::Kernel,
+                name: format!("kernel_{k}"),
+                ts: base + k as f64,
+                dur: 1.0 + r.below(10) as f64,
+                thread: "0/7".into(),
+                args,
+            });
+        }
+        (ops, runtime, kernels)
+    }
+
+    /// The join as first written: every operator scanned for each launch, each walk out from a
+    /// kernel's operator done again for every kernel. The reference for [`link_kernels`].
+    fn reference_link(
+        ops: &[Event],
+        parent: &[Option<usize>],
+        runtime: &[Event],
+        kernels: &[Event],
+    ) -> Vec<Option<usize>> {
+        let by_external: HashMap<u64, usize> = ops
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| o.arg_u64("External id").map(|x| (x, i)))
+            .collect();
+        let launches: HashMap<u64, &Event> = runtime
+            .iter()
+            .filter_map(|e| e.arg_u64("correlation").map(|c| (c, e)))
+            .collect();
+        let around = |thread: &str, t: f64| {
+            ops.iter()
+                .enumerate()
+                .filter(|(_, o)| {
+                    o.thread == thread && o.ts <= t && t <= o.end() + time_tolerance(t)
+                })
+                .min_by(|a, b| a.1.dur.total_cmp(&b.1.dur))
+                .map(|(i, _)| i)
+        };
+        kernels
+            .iter()
+            .map(|k| {
+                let op = k
+                    .arg_u64("External id")
+                    .and_then(|x| by_external.get(&x).copied())
+                    .or_else(|| {
+                        k.arg_u64("correlation")
+                            .and_then(|c| launches.get(&c))
+                            .and_then(|l| around(&l.thread, l.ts))
+                    });
+                let mut cur = op;
+                while let Some(i) = cur {
+                    if is_costed("t", &ops[i]).unwrap_or(false) {
+                        return Some(i);
+                    }
+                    cur = parent[i];
+                }
+                op
+            })
+            .collect()
+    }
+
+    /// The CPU claim as first written: the whole chain of parents walked for every operator.
+    fn reference_claims(ops: &[Event], parent: &[Option<usize>], order: &[usize]) -> Vec<bool> {
+        let mut claimed = vec![false; ops.len()];
+        for &i in order {
+            let mut above = false;
+            let mut j = i;
+            while let Some(p) = parent[j] {
+                if claimed[p] {
+                    above = true;
+                    break;
+                }
+                j = p;
+            }
+            if !above && is_costed("t", &ops[i]).unwrap_or(false) {
+                claimed[i] = true;
+            }
+        }
+        claimed
+    }
+
+    #[test]
+    fn the_sweep_join_matches_the_scan_on_generated_traces(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let mut linked_somewhere = 0;
+        let mut claimed_somewhere = 0;
+        for seed in 1..=200u64 {
+            let (n_ops, n_kernels) = (1 + (seed as usize * 7) % 60, (seed as usize * 5) % 40);
+            let (ops, runtime, kernels) = generated(seed, n_ops, n_kernels);
+            let parent = parents(&ops);
+            let got = link_kernels("t", &ops, &parent, &runtime, &kernels)?;
+            let want = reference_link(&ops, &parent, &runtime, &kernels);
+            assert_eq!(got, want, "seed {seed}: kernels' operators");
+            linked_somewhere += got.iter().flatten().count();
+            let mut order: Vec<usize> = (0..ops.len()).collect();
+            order.sort_by(|&a, &b| {
+                ops[a]
+                    .ts
+                    .total_cmp(&ops[b].ts)
+                    .then(ops[b].dur.total_cmp(&ops[a].dur))
+            });
+            let got = claims("t", &ops, &parent, &order)?;
+            assert_eq!(
+                got,
+                reference_claims(&ops, &parent, &order),
+                "seed {seed}: claims"
+            );
+            claimed_somewhere += got.iter().filter(|c| **c).count();
+        }
+        // The generated traces exercise both joins, not only their empty cases.
+        assert!(linked_somewhere > 1000, "{linked_somewhere}");
+        assert!(claimed_somewhere > 1000, "{claimed_somewhere}");
+        Ok(())
+    }
+
+    #[test]
+    fn the_innermost_operator_around_a_launch_on_overlapping_operators() {
+        // Thread 1: A [0, 100], B [10, 60] inside A, C [50, 150] overlapping both, D [50, 150]
+        // the same as C. At 55 all four are open: B is the shortest (50). At 100: A (100), C
+        // and D (100 each): A comes first in the list. At 120: C and D; C comes first. At 151:
+        // none. On thread 2 nothing.
+        let ops = vec![
+            op_event(0, 1, 0.0, 100.0, false, 1),
+            op_event(1, 1, 10.0, 50.0, false, 2),
+            op_event(2, 1, 50.0, 100.0, false, 3),
+            op_event(3, 1, 50.0, 100.0, false, 4),
+        ];
+        let q = [
+            Some(("1/1", 55.0)),
+            Some(("1/1", 100.0)),
+            Some(("1/1", 120.0)),
+            Some(("1/1", 151.0)),
+            Some(("1/2", 55.0)),
+            None,
+        ];
+        assert_eq!(
+            innermost_around(&ops, &q),
+            vec![Some(1), Some(0), Some(2), None, None, None]
+        );
+    }
+
+    /// The events as read from the whole JSON value first, the way the reader worked before
+    /// it streamed: the reference for [`Events`].
+    fn events_via_value(text: &str) -> Vec<String> {
+        let root: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+        let list = match root {
+            Value::Array(a) => a,
+            Value::Object(mut o) => match o.remove("traceEvents") {
+                Some(Value::Array(a)) => a,
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        list.into_iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let raw = RawEvent::deserialize(v).unwrap_or(RawEvent::NotObject);
+                event("t", i, raw).ok().flatten()
+            })
+            .filter(|e| matches!(e.cat, Cat::CpuOp | Cat::Kernel | Cat::Runtime))
+            .map(|e| format!("{e:?}"))
+            .collect()
+    }
+
+    fn events_streamed(text: &str) -> Vec<String> {
+        let mut events = Events::default();
+        let mut de = serde_json::Deserializer::from_str(text);
+        let _ = TopSeed {
+            origin: "t",
+            events: &mut events,
+        }
+        .deserialize(&mut de);
+        // `Events` sorts by kind; the reference keeps trace order: compare as sets by index.
+        let mut all: Vec<Event> = events
+            .ops
+            .into_iter()
+            .chain(events.kernels)
+            .chain(events.runtime)
+            .collect();
+        all.sort_by_key(|e| e.index);
+        all.iter().map(|e| format!("{e:?}")).collect()
+    }
+
+    #[test]
+    fn the_streaming_reader_keeps_what_the_json_value_holds(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../../../shared/refs/samples/torch_profiler_trace_excerpt_hta_backward_thread.json",
+        );
+        let hta = std::fs::read_to_string(sample)?;
+        let kept = events_streamed(&hta);
+        // Its cpu_ops, kernels and runtime events: 5 (the user_annotation is a step, not kept).
+        assert_eq!(kept.len(), 5, "{kept:?}");
+        assert_eq!(kept, events_via_value(&hta));
+        // A bare list; metadata and flow events among them; unknown keys, strings for numbers;
+        // `traceEvents` given twice (the last counts, as in a JSON object).
+        for text in [
+            format!("[{MM}, {{\"ph\":\"M\",\"name\":\"process_name\",\"args\":{{\"name\":\"p\"}}}}]"),
+            format!("{{\"schemaVersion\":1,\"traceEvents\":[{{\"ph\":\"s\",\"id\":1}},{MM}],\"deviceProperties\":[{{\"id\":0}}]}}"),
+            r#"{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":"0","tid":7,"ts":"1.5","dur":"2","x":[1,{"y":2}]}]}"#.to_string(),
+            format!("{{\"traceEvents\":[{MM}],\"traceEvents\":[{MM},{MM}]}}"),
+        ] {
+            assert_eq!(events_streamed(&text), events_via_value(&text), "{text}");
+        }
+        let e = parse(&trace(&format!("{MM}, 3")), "t.json").unwrap_err();
+        assert!(
+            e.message.contains("traceEvents[1] is not an object"),
+            "{}",
+            e.message
+        );
+        // An invalid event before a truncation: the truncation is named, as the JSON is read
+        // whole before any event is checked.
+        let e = parse("{\"traceEvents\": [3, {\"ph\":", "t.json").unwrap_err();
+        assert!(e.message.contains("truncated"), "{}", e.message);
+        Ok(())
+    }
+
     #[test]
     fn bad_traces_name_the_field() {
         let e = parse("{\"traceEvents\": [", "t.json").unwrap_err();
@@ -721,5 +1390,17 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("`args.Input Dims[0]`"), "{}", e.message);
+        let e = parse(
+            &trace(r#"{"ph":"X","cat":"kernel","name":"k","ts":"inf","dur":1}"#),
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("field `ts` is inf"), "{}", e.message);
+        let e = parse(
+            &trace(r#"{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":"NaN"}"#),
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("field `dur` is NaN"), "{}", e.message);
     }
 }
