@@ -2,7 +2,8 @@
 
 use super::common::FormatArg;
 use super::values::{
-    parse_count, parse_percent, parse_positive, parse_precision, parse_recompute, parse_time,
+    parse_count, parse_params, parse_peak, parse_percent, parse_positive, parse_precision,
+    parse_recompute, parse_run_time, parse_step_time, parse_tokens_per_s,
 };
 use clap::Args;
 use roofline_core::precision::Precision;
@@ -14,7 +15,7 @@ pub struct MfuArgs {
     /// as a function of N.
     pub model: Option<String>,
     /// Parameters N (`70e9`, `70B`), when no model is given.
-    #[arg(long, value_parser = parse_count)]
+    #[arg(long, value_parser = parse_params)]
     pub params: Option<f64>,
     /// Decoder blocks L (with --hidden and --seq-len: PaLM's attention term).
     #[arg(long, value_parser = parse_positive)]
@@ -38,13 +39,13 @@ pub struct MfuArgs {
     #[arg(long, value_parser = parse_count)]
     pub tokens: Option<f64>,
     /// Time the tokens took: 30d, 720h, 90m, 3600s, or seconds.
-    #[arg(long, value_parser = parse_time, requires = "tokens")]
+    #[arg(long, value_parser = parse_run_time, requires = "tokens")]
     pub time: Option<f64>,
     /// Global training throughput, tokens per second.
-    #[arg(long, value_parser = parse_count, conflicts_with_all = ["time", "step_time"])]
+    #[arg(long, value_parser = parse_tokens_per_s, conflicts_with_all = ["time", "step_time"])]
     pub tokens_per_s: Option<f64>,
     /// Time of one optimizer step (with --global-batch and --seq-len).
-    #[arg(long, value_parser = parse_time, requires_all = ["global_batch", "seq_len"], conflicts_with = "time")]
+    #[arg(long, value_parser = parse_step_time, requires_all = ["global_batch", "seq_len"], conflicts_with = "time")]
     pub step_time: Option<f64>,
     /// Sequences per optimizer step.
     #[arg(long, value_parser = parse_positive)]
@@ -59,7 +60,7 @@ pub struct MfuArgs {
     #[arg(long, default_value = "bf16", value_parser = parse_precision)]
     pub precision: Precision,
     /// Dense peak of one device in FLOP/s (`312e12`, `312T`), overriding the chip's.
-    #[arg(long, value_parser = parse_count)]
+    #[arg(long, value_parser = parse_peak)]
     pub peak: Option<f64>,
     /// Activation recomputation: none, selective, full, or partial=F (PaLM's scheme).
     #[arg(long, default_value = "none", value_parser = parse_recompute)]
@@ -71,7 +72,7 @@ pub struct MfuArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        value_parser = parse_count,
+        value_parser = parse_params,
         default_value = "1e9,3e9,7e9,13e9,34e9,70e9,175e9,405e9,1e12"
     )]
     pub sizes: Vec<f64>,

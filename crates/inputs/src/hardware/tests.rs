@@ -329,7 +329,11 @@ fn tiny_and_huge_values_are_rejected_both_ways() {
     // every plausible figure: 1e6 FLOP/s, 1e6 B/s.
     for (from, to, field) in [
         ("value = 100e12", "value = 1e-300", "peak_flops_per_s.bf16"),
-        ("value = 1e12", "value = 1e-300", "memory[0].bandwidth_bytes_per_s"),
+        (
+            "value = 1e12",
+            "value = 1e-300",
+            "memory[0].bandwidth_bytes_per_s",
+        ),
         ("value = 5e-6", "value = 1e-12", "compute.launch_overhead_s"),
     ] {
         let e = err(&MINIMAL.replace(from, to));
@@ -338,12 +342,7 @@ fn tiny_and_huge_values_are_rejected_both_ways() {
         assert!(e.hint.is_some_and(|h| h.contains("exponent")));
     }
     // Capacities: 1 PB (1e15 B) is the most, 1 kB the least; shared memory at most 16 MiB.
-    let with_compute = |line: &str| {
-        MINIMAL.replace(
-            "[compute]\n",
-            &format!("[compute]\n{line}\n"),
-        )
-    };
+    let with_compute = |line: &str| MINIMAL.replace("[compute]\n", &format!("[compute]\n{line}\n"));
     let capacity = |v: &str| {
         MINIMAL.replace(
             "bandwidth_bytes_per_s = { value = 1e12, source = \"test\" }",
@@ -356,7 +355,11 @@ fn tiny_and_huge_values_are_rejected_both_ways() {
     assert!(parse_device(&capacity("80e9"), "toy.toml").is_ok());
     for v in ["2e15", "10"] {
         let e = err(&capacity(v));
-        assert!(e.message.contains("memory[0].capacity_bytes"), "{}", e.message);
+        assert!(
+            e.message.contains("memory[0].capacity_bytes"),
+            "{}",
+            e.message
+        );
     }
     let shared = |v: &str| {
         with_compute(&format!(
