@@ -28,7 +28,7 @@ pub fn human(value: f64, unit: &str) -> String {
     ];
     let a = value.abs();
     // Past 999.95 E (the last value exa prints in four figures), or below a thousandth.
-    if a >= 999.95e18 || a < 1e-3 {
+    if !(1e-3..999.95e18).contains(&a) {
         return format!("{} {unit}", sci(value));
     }
     for (scale, p) in PREFIXES {
@@ -72,7 +72,7 @@ pub fn human_seconds(v: f64) -> String {
         "0 s".into()
     } else if !v.is_finite() {
         format!("{v} s")
-    } else if a >= 1e6 || a < 5e-11 {
+    } else if !(5e-11..1e6).contains(&a) {
         format!("{} s", sci(v))
     } else if a >= 1.0 {
         format!("{v:.2} s")

@@ -169,7 +169,7 @@ pub const MIN_TOKENS_PER_S: f64 = 1.0 / MAX_STEP_S;
 
 /// `v` (parsed from `s`) within `min..=max` of `unit`, else a message naming both bounds.
 fn within(s: &str, v: f64, (min, max): (f64, f64), unit: &str) -> Result<f64, String> {
-    if v < min || v > max {
+    if !(min..=max).contains(&v) {
         return Err(format!(
             "`{}` is not plausible: give {min:e} to {max:e} {unit}",
             s.trim()
