@@ -286,11 +286,10 @@ impl Device {
     /// use roofline_core::precision::Precision;
     /// use roofline_core::units::{BytesPerSec, FlopPerSec};
     /// let bare = Device::builder("m3-max", "Apple M3 Max")
-    ///     .main_memory("LPDDR5", BytesPerSec(400e9), None, "Apple newsroom")
-    ///     .build();
-    /// assert!(bare.unusable_reason().is_some());
-    /// let with_peak = bare.clone().peak(Precision::Fp32, FlopPerSec(1e13), "measured");
-    /// assert!(with_peak.build().unusable_reason().is_none());
+    ///     .main_memory("LPDDR5", BytesPerSec(400e9), None, "Apple newsroom");
+    /// assert!(bare.clone().build().unusable_reason().is_some());
+    /// let measured = bare.peak(Precision::Fp32, FlopPerSec(1e13), "measured").build();
+    /// assert!(measured.unusable_reason().is_none());
     /// ```
     pub fn unusable_reason(&self) -> Option<&'static str> {
         if self.peaks.is_empty() {
