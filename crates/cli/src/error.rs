@@ -53,6 +53,11 @@ impl From<InputError> for CliError {
 impl From<AnalysisError> for CliError {
     fn from(e: AnalysisError) -> Self {
         let hint = match &e {
+            AnalysisError::Device(d) if d.no_peak_at_all() => Some(
+                "measure it on the machine (`roofline measure --out chip.toml`) and pass \
+                 --hardware chip.toml, or choose another chip (`roofline hardware list`)"
+                    .into(),
+            ),
             AnalysisError::Device(_) => Some(
                 "choose a precision the chip has (`roofline hardware show ID`) or give a chip file with --hardware FILE.toml".into(),
             ),

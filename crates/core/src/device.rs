@@ -10,6 +10,40 @@ use crate::units::{Bytes, BytesPerSec, FlopPerByte, FlopPerSec, Seconds};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// Plausible ranges of a chip's figures, in SI base units, shared by chip files and by the
+/// CLI's overrides (`--peak`, `--bandwidth`). Outside them a value is taken for a wrong
+/// exponent or unit: a peak of 1e-300 FLOP/s would print infinite times and NaN shares.
+pub mod limits {
+    /// Smallest dense peak, FLOP/s: 1 MFLOP/s, 10^4 below one CPU core (≈ 10^10 FLOP/s);
+    /// a 7B-parameter decode step at it already takes hours.
+    pub const MIN_PEAK: f64 = 1e6;
+    /// Largest dense peak, FLOP/s: 1 EFLOP/s, 100× the fastest chip's densest figure (GB200:
+    /// 10 PFLOP/s dense FP4 per GPU).
+    pub const MAX_PEAK: f64 = 1e18;
+    /// Smallest bandwidth, B/s: 1 MB/s, below any memory or link of the last 40 years (one
+    /// DDR5 channel moves ≈ 5·10^10 B/s).
+    pub const MIN_BANDWIDTH: f64 = 1e6;
+    /// Largest bandwidth, B/s: 1 PB/s, 125× the fastest HBM (B200: 8 TB/s).
+    pub const MAX_BANDWIDTH: f64 = 1e15;
+    /// Smallest memory capacity, bytes: 1 kB, below any cache level (an L1 holds ≥ 16 KiB).
+    pub const MIN_CAPACITY: f64 = 1e3;
+    /// Largest memory capacity, bytes: 1 PB, over 5,000× the largest accelerator memory
+    /// (MI325X: 256 GB) and 20× the largest single-system DRAM (48 TB).
+    pub const MAX_CAPACITY: f64 = 1e15;
+    /// Smallest shared memory per SM, bytes: 1 kB (the first CUDA GPUs had 16 KiB).
+    pub const MIN_SHARED_MEMORY: f64 = 1e3;
+    /// Largest shared memory per SM, bytes: 16 MiB, 70× the H100's 228 KiB and 10× a
+    /// Tenstorrent Tensix core's 1.5 MB of SRAM.
+    pub const MAX_SHARED_MEMORY: f64 = 16.0 * 1024.0 * 1024.0;
+    /// Largest count of SMs (compute units, cores): 10^7, over 10× the 900,000 cores of the
+    /// largest chip built (Cerebras WSE-3).
+    pub const MAX_SM_COUNT: u32 = 10_000_000;
+    /// Smallest kernel launch overhead, seconds: 1 ns, one clock cycle at 1 GHz.
+    pub const MIN_LAUNCH: f64 = 1e-9;
+    /// Largest kernel launch overhead, seconds: 1 s, 10^5 above a CUDA launch (≈ 5 µs).
+    pub const MAX_LAUNCH: f64 = 1.0;
+}
+
 /// Which level of the memory hierarchy a [`MemoryLevel`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -168,15 +202,18 @@ impl fmt::Display for DeviceError {
                 precision,
                 available,
             } => {
+                if available.is_empty() {
+                    return write!(
+                        f,
+                        "chip `{device}` has no dense peak for any precision (none is \
+                         published): it is not usable for a roofline, only for its memory figures"
+                    );
+                }
                 let list: Vec<&str> = available.iter().map(|p| p.name()).collect();
                 write!(
                     f,
                     "chip `{device}` has no published dense peak for `{precision}`; it has: {}",
-                    if list.is_empty() {
-                        "none".to_string()
-                    } else {
-                        list.join(", ")
-                    }
+                    list.join(", ")
                 )
             }
             DeviceError::NoBandwidth { device } => {
@@ -188,6 +225,12 @@ impl fmt::Display for DeviceError {
 impl std::error::Error for DeviceError {}
 
 impl DeviceError {
+    /// Whether the chip has no dense peak for any precision: no precision can be chosen
+    /// instead, and only a measured or cited peak makes it usable for a roofline.
+    pub fn no_peak_at_all(&self) -> bool {
+        matches!(self, DeviceError::NoPeak { available, .. } if available.is_empty())
+    }
+
     /// The chip-file field the missing figure belongs in: `peak_flops_per_s.<precision>`
     /// (`peak_flops_per_s.bf16`) or `memory.bandwidth_bytes_per_s` (of the main level), as in
     /// the catalog's TOML files.
@@ -232,6 +275,30 @@ impl Device {
             .iter()
             .find(|(p, _)| *p == precision)
             .map(|(_, c)| c)
+    }
+
+    /// Why the chip cannot be used for a roofline analysis, if it cannot: it has no dense peak
+    /// for any precision (Apple publishes no GPU FLOP/s for the M3 Max, and the catalog does not
+    /// use third-party estimates). `None` for a usable chip.
+    ///
+    /// ```
+    /// use roofline_core::device::Device;
+    /// use roofline_core::precision::Precision;
+    /// use roofline_core::units::{BytesPerSec, FlopPerSec};
+    /// let bare = Device::builder("m3-max", "Apple M3 Max")
+    ///     .main_memory("LPDDR5", BytesPerSec(400e9), None, "Apple newsroom");
+    /// assert!(bare.clone().build().unusable_reason().is_some());
+    /// let measured = bare.peak(Precision::Fp32, FlopPerSec(1e13), "measured").build();
+    /// assert!(measured.unusable_reason().is_none());
+    /// ```
+    pub fn unusable_reason(&self) -> Option<&'static str> {
+        if self.peaks.is_empty() {
+            Some("no published dense peak for any precision: measure the chip for a roofline")
+        } else if self.bandwidth().is_err() {
+            Some("no main-memory bandwidth")
+        } else {
+            None
+        }
     }
 
     /// The main-memory level (HBM, GDDR, DRAM), if described.

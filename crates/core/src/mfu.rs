@@ -703,8 +703,10 @@ impl Work {
         devices: u64,
     ) -> Result<f64, MfuError> {
         match *self {
-            Work::FlopsPerDevice(f) => Ok(positive("achieved_flops", f.get())? * devices as f64
-                / model_flops_per_token.get()),
+            Work::FlopsPerDevice(f) => {
+                Ok(positive("achieved_flops", f.get())? * devices as f64
+                    / model_flops_per_token.get())
+            }
             _ => self.tokens_per_second(),
         }
     }
@@ -904,10 +906,7 @@ pub fn mfu_report(q: &MfuQuery<'_>) -> Result<MfuReport, MfuError> {
         }
         w => w.map(|w| w.tokens_per_second()).transpose()?,
     };
-    let train_tokens = q
-        .train_tokens
-        .map(|t| positive("tokens", t))
-        .transpose()?;
+    let train_tokens = q.train_tokens.map(|t| positive("tokens", t)).transpose()?;
     let formulas = flops_per_token(&q.shape, q.model, q.conventions).map_err(|e| MfuError {
         quantity: "model",
         message: e.to_string(),

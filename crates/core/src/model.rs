@@ -5,6 +5,62 @@ use crate::precision::Precision;
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::ops::{Add, Mul};
+
+/// Largest value accepted for any one size of a config (`hidden_size`, `num_hidden_layers`,
+/// `vocab_size`, …): 2^24 = 16,777,216, over 100× the largest published (Llama 3.1 405B's
+/// hidden size is 16,384, Qwen's vocabulary 151,936); beyond it a value is taken for a typo.
+pub const MAX_DIM: u64 = 1 << 24;
+
+/// Widest row per token accepted for a product of sizes that forms one tensor's row:
+/// heads × head_dim, experts per token × expert width, shared experts × expert width, and with
+/// MLA heads × (nope + rope) and heads × (nope + v). 2^26 = 67,108,864 elements, over 2,000× the
+/// widest published (DeepSeek-V3: 128 heads × 192 = 24,576). With at most
+/// [`crate::workload::MAX_PASS_TOKENS`] tokens in a pass, every activation tensor then holds
+/// fewer than 2^58 elements: it is counted exactly in `u64`.
+pub const MAX_ROW: u64 = 1 << 26;
+
+/// Largest parameter count accepted: 10^15, over 600× the largest published model (Switch-C,
+/// 1.571·10^12 parameters; Fedus et al. 2022). Every count a model gives (parameters, active
+/// parameters, KV-cache elements per token over all layers, which never exceed the k and v
+/// projections' parameters) is then below it, so that any product of one with a token count of
+/// a pass stays exact in `f64` to 1 part in 10^6 and far from `u64::MAX`.
+pub const MAX_PARAMETERS: u64 = 1_000_000_000_000_000;
+
+/// A count in `u128` that saturates instead of wrapping: the parameter formulas are written
+/// once over it, so that a count past `u64` is seen (by [`Transformer::validate`]) and never
+/// wrapped. Every size is at most 2^64 and no formula multiplies more than four of them, but a
+/// model built without validation may hold anything: saturation keeps even that from wrapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Wide(u128);
+
+impl Wide {
+    fn of(v: u64) -> Self {
+        Wide(u128::from(v))
+    }
+    /// The count as `u64`, `u64::MAX` when past it (never for a validated model).
+    fn narrow(self) -> u64 {
+        u64::try_from(self.0).unwrap_or(u64::MAX)
+    }
+}
+impl Add for Wide {
+    type Output = Wide;
+    fn add(self, rhs: Wide) -> Wide {
+        Wide(self.0.saturating_add(rhs.0))
+    }
+}
+impl Mul for Wide {
+    type Output = Wide;
+    fn mul(self, rhs: Wide) -> Wide {
+        Wide(self.0.saturating_mul(rhs.0))
+    }
+}
+impl Mul<Wide> for u64 {
+    type Output = Wide;
+    fn mul(self, rhs: Wide) -> Wide {
+        Wide::of(self) * rhs
+    }
+}
 
 /// Which normalisation the blocks use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -263,7 +319,8 @@ pub struct Transformer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ModelError {
-    /// The config field at fault (`num_key_value_heads`).
+    /// The config field at fault (`num_key_value_heads`), or `parameters` for a count the
+    /// sizes multiply to.
     pub field: &'static str,
     /// What is wrong and how to fix it.
     pub message: String,
@@ -287,10 +344,25 @@ impl ModelError {
 }
 
 impl Transformer {
-    /// Checks the shape is usable: every size positive, `heads` divisible by `kv_heads`.
+    /// Checks the shape is usable: every size positive, `heads` divisible by `kv_heads`, and
+    /// nothing too large to count: every size at most [`MAX_DIM`], every per-token row (heads ×
+    /// head_dim, experts per token × expert width, …) at most [`MAX_ROW`], the parameter count at
+    /// most [`MAX_PARAMETERS`]. Every count of a validated model (parameters, active
+    /// parameters, KV-cache elements) is exact: none can wrap.
     ///
     /// # Errors
-    /// A [`ModelError`] naming the first field at fault.
+    /// A [`ModelError`] naming the first field at fault (`parameters` when the sizes are each
+    /// accepted but their product is not).
+    ///
+    /// ```
+    /// use roofline_core::model::Transformer;
+    /// // Three sizes at 2^24: 3 · 2^24 · 2^24 · 2^24 MLP weights alone are past u64.
+    /// let e = Transformer::builder(1 << 24, 1 << 24, 1 << 24, 1 << 24, 32000)
+    ///     .head_dim(1)
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(e.field, "parameters");
+    /// ```
     pub fn validate(&self) -> Result<(), ModelError> {
         let positive = [
             ("hidden_size", self.hidden),
@@ -362,6 +434,114 @@ impl Transformer {
                 ),
             });
         }
+        self.validate_sizes()
+    }
+
+    /// Every size at most [`MAX_DIM`], every row at most [`MAX_ROW`], the parameter count at
+    /// most [`MAX_PARAMETERS`]: the bounds under which no count this model gives can overflow.
+    fn validate_sizes(&self) -> Result<(), ModelError> {
+        let too_large = |field: &'static str, what: String, max: u64| ModelError {
+            field,
+            message: format!(
+                "{what}, beyond the largest accepted ({max}): a config this large is taken for a \
+                 typo; check the sizes against the model's original config.json"
+            ),
+        };
+        let mut dims = vec![
+            ("hidden_size", self.hidden),
+            ("num_hidden_layers", self.layers),
+            ("num_attention_heads", self.heads),
+            ("num_key_value_heads", self.kv_heads),
+            ("head_dim", self.head_dim),
+            ("intermediate_size", self.intermediate),
+            ("vocab_size", self.vocab),
+        ];
+        if let Some(m) = self.variant.moe {
+            dims.extend([
+                ("num_experts", m.experts),
+                ("num_experts_per_tok", m.top_k),
+                ("moe_intermediate_size", m.expert_intermediate),
+                ("n_shared_experts", m.shared_experts),
+                ("first_k_dense_replace", m.dense_layers),
+            ]);
+        }
+        if let Some(m) = self.variant.mla {
+            dims.extend([
+                ("q_lora_rank", m.q_lora_rank.unwrap_or(1)),
+                ("kv_lora_rank", m.kv_lora_rank),
+                ("qk_nope_head_dim", m.qk_nope_head_dim),
+                ("qk_rope_head_dim", m.qk_rope_head_dim),
+                ("v_head_dim", m.v_head_dim),
+            ]);
+        }
+        if let Positions::Learned { rows } = self.variant.positions {
+            // OPT's table has max_position_embeddings + 2 rows (its offset).
+            if rows > MAX_DIM + 2 {
+                return Err(too_large(
+                    "max_position_embeddings",
+                    format!("the learned position table has {rows} rows"),
+                    MAX_DIM + 2,
+                ));
+            }
+        }
+        for (field, v) in dims {
+            if v > MAX_DIM {
+                return Err(too_large(field, format!("is {v}"), MAX_DIM));
+            }
+        }
+        let (h, e) = (Wide::of(self.heads), Wide::of(self.head_dim));
+        let mut rows = vec![(
+            "num_attention_heads",
+            "num_attention_heads × head_dim",
+            h * e,
+        )];
+        if let Some(m) = self.variant.moe {
+            let fe = Wide::of(m.expert_intermediate);
+            rows.push((
+                "num_experts_per_tok",
+                "num_experts_per_tok × moe_intermediate_size",
+                Wide::of(m.top_k) * fe,
+            ));
+            rows.push((
+                "n_shared_experts",
+                "n_shared_experts × moe_intermediate_size",
+                Wide::of(m.shared_experts) * fe,
+            ));
+        }
+        if let Some(m) = self.variant.mla {
+            let (n, r) = (Wide::of(m.qk_nope_head_dim), Wide::of(m.qk_rope_head_dim));
+            rows.push((
+                "num_attention_heads",
+                "num_attention_heads × (qk_nope_head_dim + qk_rope_head_dim)",
+                h * (n + r),
+            ));
+            rows.push((
+                "num_attention_heads",
+                "num_attention_heads × (qk_nope_head_dim + v_head_dim)",
+                h * (n + Wide::of(m.v_head_dim)),
+            ));
+        }
+        for (field, what, v) in rows {
+            if v > Wide::of(MAX_ROW) {
+                return Err(too_large(
+                    field,
+                    format!("{what} = {} elements per token", v.0),
+                    MAX_ROW,
+                ));
+            }
+        }
+        let total = self.total_wide(false);
+        if total > Wide::of(MAX_PARAMETERS) {
+            return Err(too_large(
+                "parameters",
+                format!(
+                    "the sizes give {:.3e} parameters (hidden_size {}, num_hidden_layers {}, \
+                     intermediate_size {}, vocab_size {})",
+                    total.0 as f64, self.hidden, self.layers, self.intermediate, self.vocab
+                ),
+                MAX_PARAMETERS,
+            ));
+        }
         Ok(())
     }
 
@@ -374,31 +554,43 @@ impl Transformer {
     /// d·g·e for k and v), biases where present, Qwen3's per-head q/k norms (2·e); with MLA the
     /// low-rank path instead: [d·r_q + r_q + r_q·h·(n + r)] (or d·h·(n + r) without a q latent)
     /// + d·(r_kv + r) + r_kv + r_kv·h·(n + v) + h·v·d (DeepSeek-V2 §2.1).
+    ///
+    /// Exact for a validated model (at most [`MAX_PARAMETERS`]); `u64::MAX` rather than a
+    /// wrapped count for one that [`Transformer::validate`] refuses.
     pub fn attention_parameters(&self) -> u64 {
-        let d = self.hidden;
-        let h = self.heads;
+        self.attention_wide().narrow()
+    }
+
+    fn attention_wide(&self) -> Wide {
+        let d = Wide::of(self.hidden);
+        let h = Wide::of(self.heads);
         if let Some(m) = self.variant.mla {
-            let qk = m.qk_head_dim();
+            let qk = Wide::of(m.qk_nope_head_dim) + Wide::of(m.qk_rope_head_dim);
             let q = match m.q_lora_rank {
-                Some(r) => d * r + r + r * h * qk,
+                Some(r) => {
+                    let r = Wide::of(r);
+                    d * r + r + r * h * qk
+                }
                 None => d * h * qk,
             };
-            let kv = d * (m.kv_lora_rank + m.qk_rope_head_dim)
-                + m.kv_lora_rank
-                + m.kv_lora_rank * h * (m.qk_nope_head_dim + m.v_head_dim);
-            return q + kv + h * m.v_head_dim * d;
+            let r_kv = Wide::of(m.kv_lora_rank);
+            let kv = d * (r_kv + Wide::of(m.qk_rope_head_dim))
+                + r_kv
+                + r_kv * h * (Wide::of(m.qk_nope_head_dim) + Wide::of(m.v_head_dim));
+            return q + kv + h * Wide::of(m.v_head_dim) * d;
         }
-        let q = h * self.head_dim;
-        let kv = self.kv_heads * self.head_dim;
+        let e = Wide::of(self.head_dim);
+        let q = h * e;
+        let kv = Wide::of(self.kv_heads) * e;
         let mut p = d * q + 2 * d * kv + q * d;
         if self.qkv_bias {
-            p += q + 2 * kv;
+            p = p + q + 2 * kv;
         }
         if self.o_bias {
-            p += d;
+            p = p + d;
         }
         if self.variant.qk_norm {
-            p += 2 * self.head_dim;
+            p = p + 2 * e;
         }
         p
     }
@@ -406,21 +598,29 @@ impl Transformer {
     /// Parameters of one block's MLP. Dense: 3·d·f gated, 2·d·f plain, plus biases. MoE: the
     /// router d·E (+ E for a bias), E experts of 3·d·f_e and the shared experts; `active` counts
     /// only the k routed experts a token uses (and the router and shared experts).
+    ///
+    /// Exact for a validated model; `u64::MAX` rather than a wrapped count otherwise.
     pub fn mlp_parameters(&self, moe_layer: bool, active: bool) -> u64 {
-        let d = self.hidden;
+        self.mlp_wide(moe_layer, active).narrow()
+    }
+
+    fn mlp_wide(&self, moe_layer: bool, active: bool) -> Wide {
+        let d = Wide::of(self.hidden);
         match self.variant.moe {
             Some(m) if moe_layer => {
-                let expert = 3 * d * m.expert_intermediate;
-                let routed = if active { m.top_k } else { m.experts };
-                d * m.experts
-                    + if m.router_bias { m.experts } else { 0 }
-                    + (routed + m.shared_experts) * expert
+                let experts = Wide::of(m.experts);
+                let expert = 3 * d * Wide::of(m.expert_intermediate);
+                let routed = Wide::of(if active { m.top_k } else { m.experts });
+                let bias = if m.router_bias { experts } else { Wide(0) };
+                d * experts + bias + (routed + Wide::of(m.shared_experts)) * expert
             }
             _ => {
-                let f = self.intermediate;
-                match self.mlp {
-                    MlpKind::Gated => 3 * d * f + if self.mlp_bias { 2 * f + d } else { 0 },
-                    MlpKind::Plain => 2 * d * f + if self.mlp_bias { f + d } else { 0 },
+                let f = Wide::of(self.intermediate);
+                match (self.mlp, self.mlp_bias) {
+                    (MlpKind::Gated, false) => 3 * d * f,
+                    (MlpKind::Gated, true) => 3 * d * f + 2 * f + d,
+                    (MlpKind::Plain, false) => 2 * d * f,
+                    (MlpKind::Plain, true) => 2 * d * f + f + d,
                 }
             }
         }
@@ -436,24 +636,22 @@ impl Transformer {
 
     /// Parameters of one dense decoder block: attention, dense MLP and two norms.
     pub fn parameters_per_layer(&self) -> u64 {
-        self.attention_parameters() + self.mlp_parameters(false, false) + 2 * self.norm_parameters()
+        (self.attention_wide() + self.mlp_wide(false, false) + 2 * self.norm_wide()).narrow()
     }
 
-    fn blocks_parameters(&self, active: bool) -> u64 {
+    fn blocks_wide(&self, active: bool) -> Wide {
         let moe = self.moe_layers();
         let dense = self.layers - moe;
-        let per = self.attention_parameters() + 2 * self.norm_parameters();
-        self.layers * per
-            + dense * self.mlp_parameters(false, active)
-            + moe * self.mlp_parameters(true, active)
+        let per = self.attention_wide() + 2 * self.norm_wide();
+        self.layers * per + dense * self.mlp_wide(false, active) + moe * self.mlp_wide(true, active)
     }
 
-    fn embedding_parameters(&self) -> u64 {
-        let emb = self.vocab * self.hidden;
-        let head = if self.tie_embeddings { 0 } else { emb };
+    fn embedding_wide(&self) -> Wide {
+        let emb = Wide::of(self.vocab) * Wide::of(self.hidden);
+        let head = if self.tie_embeddings { Wide(0) } else { emb };
         let pos = match self.variant.positions {
-            Positions::Learned { rows } => rows * self.hidden,
-            Positions::Rotary => 0,
+            Positions::Learned { rows } => rows * Wide::of(self.hidden),
+            Positions::Rotary => Wide(0),
         };
         emb + head + pos
     }
@@ -462,15 +660,36 @@ impl Transformer {
     /// each MoE block (the router and shared experts included). Equal to `parameters()` for a
     /// dense model.
     pub fn active_parameters(&self) -> u64 {
-        self.embedding_parameters() + self.blocks_parameters(true) + self.norm_parameters()
+        self.total_wide(true).narrow()
     }
 
-    /// KV-cache elements per token per layer: 2·kv_heads·head_dim (K and V), or
-    /// kv_lora_rank + qk_rope_head_dim with MLA.
+    fn total_wide(&self, active: bool) -> Wide {
+        self.embedding_wide() + self.blocks_wide(active) + self.norm_wide()
+    }
+
+    /// KV-cache elements per token per layer as the model stores them: 2·kv_heads·head_dim (K
+    /// and V), or kv_lora_rank + qk_rope_head_dim with MLA (the latent and the shared rotary
+    /// key: 576 for DeepSeek-V3, not 2 × 128 heads × 192).
     pub fn kv_elements_per_token(&self) -> u64 {
+        self.kv_wide().narrow()
+    }
+
+    fn kv_wide(&self) -> Wide {
         match self.variant.mla {
-            Some(m) => m.cache_elements(),
-            None => 2 * self.kv_heads * self.head_dim,
+            Some(m) => Wide::of(m.kv_lora_rank) + Wide::of(m.qk_rope_head_dim),
+            None => 2 * Wide::of(self.kv_heads) * Wide::of(self.head_dim),
+        }
+    }
+
+    /// How the KV cache of one token in one layer is laid out, for a reader:
+    /// `2 × 8 kv heads × 128` (K and V) or `MLA: kv_lora_rank 512 + qk_rope_head_dim 64`.
+    pub fn kv_layout(&self) -> String {
+        match self.variant.mla {
+            Some(m) => format!(
+                "MLA: kv_lora_rank {} + qk_rope_head_dim {}",
+                m.kv_lora_rank, m.qk_rope_head_dim
+            ),
+            None => format!("2 × {} kv heads × {}", self.kv_heads, self.head_dim),
         }
     }
 
@@ -483,10 +702,10 @@ impl Transformer {
         }
     }
 
-    fn norm_parameters(&self) -> u64 {
+    fn norm_wide(&self) -> Wide {
         match self.norm {
-            NormKind::RmsNorm => self.hidden,
-            NormKind::LayerNorm => 2 * self.hidden,
+            NormKind::RmsNorm => Wide::of(self.hidden),
+            NormKind::LayerNorm => 2 * Wide::of(self.hidden),
         }
     }
 
@@ -516,13 +735,16 @@ impl Transformer {
     /// is the N of Kaplan et al. 2020, §2.1 ("non-embedding parameters"); the final norm stays
     /// in.
     pub fn non_embedding_parameters(&self) -> u64 {
-        self.parameters() - self.embedding_parameters()
+        (self.blocks_wide(false) + self.norm_wide()).narrow()
     }
 
     /// Total parameters: embedding (vocab·d), blocks, final norm, and lm_head (vocab·d) unless
     /// tied to the embedding (a tied matrix counts once).
+    ///
+    /// Exact for a validated model (at most [`MAX_PARAMETERS`]); `u64::MAX` rather than a
+    /// wrapped count for one that [`Transformer::validate`] refuses.
     pub fn parameters(&self) -> u64 {
-        self.embedding_parameters() + self.blocks_parameters(false) + self.norm_parameters()
+        self.total_wide(false).narrow()
     }
 }
 
@@ -798,6 +1020,91 @@ pub(crate) mod tests {
             ))
             .build()?;
         assert_eq!(mla.head_dim, 192);
+        Ok(())
+    }
+
+    #[test]
+    fn counts_past_u64_are_refused_not_wrapped() {
+        // hidden, layers, heads and intermediate at 2^24 (head_dim 1): the MLP alone has
+        // 3 · 2^24 · 2^24 per block × 2^24 blocks = 3 · 2^72 ≈ 1.4e22 weights, past
+        // u64::MAX ≈ 1.8e19. Validation refuses it, naming the count.
+        let big = 1u64 << 24;
+        let e = Transformer::builder(big, big, big, big, 32000)
+            .head_dim(1)
+            .build()
+            .unwrap_err();
+        assert_eq!(e.field, "parameters");
+        assert!(e.message.contains("1000000000000000"), "{e}");
+        // Built by hand, without validation, it counts u64::MAX: saturated, never wrapped.
+        let unchecked = Transformer {
+            hidden: big,
+            layers: big,
+            heads: big,
+            kv_heads: big,
+            head_dim: 1,
+            intermediate: big,
+            ..llama2_7b()
+        };
+        assert_eq!(unchecked.parameters(), u64::MAX);
+        assert_eq!(unchecked.active_parameters(), u64::MAX);
+    }
+
+    #[test]
+    fn counts_below_the_bound_are_exact() -> Result<(), ModelError> {
+        // d = 2^14, 2^12 blocks, f = 2^16, V = 2^17, 128 heads of 128: 2·V·d + L·(4d² + 3df +
+        // 2d) + d = 2^32 + 2^12·(2^30 + 3·2^30 + 2^15) + 2^14 = 2^44 + 2^32 + 2^27 + 2^14.
+        let m = Transformer::builder(1 << 14, 1 << 12, 128, 1 << 16, 1 << 17).build()?;
+        assert_eq!(
+            m.parameters(),
+            (1u64 << 44) + (1 << 32) + (1 << 27) + (1 << 14)
+        );
+        // 2^24 blocks of the same: 2^24·(2^32 + 2^15) ≈ 7.2e16 > 10^15, refused.
+        let e = Transformer::builder(1 << 14, 1 << 24, 128, 1 << 16, 1 << 17)
+            .build()
+            .unwrap_err();
+        assert_eq!(e.field, "parameters");
+        Ok(())
+    }
+
+    #[test]
+    fn sizes_and_rows_are_bounded() {
+        // One size past 2^24 = 16,777,216.
+        let e = Transformer::builder(4096, 32, 32, (1 << 24) + 1, 32000)
+            .build()
+            .unwrap_err();
+        assert_eq!(e.field, "intermediate_size");
+        // 2^20 heads of 128 = 2^27 elements per token for q alone, past 2^26.
+        let e = Transformer::builder(4096, 32, 1 << 20, 11008, 32000)
+            .head_dim(128)
+            .build()
+            .unwrap_err();
+        assert_eq!(e.field, "num_attention_heads");
+        assert!(e.message.contains("134217728 elements per token"), "{e}");
+        // 2^12 experts per token of width 2^15 = 2^27, past 2^26.
+        let e = Transformer::builder(4096, 32, 32, 11008, 32000)
+            .moe(Some(Moe::new(1 << 12, 1 << 12, 1 << 15)))
+            .build()
+            .unwrap_err();
+        assert_eq!(e.field, "num_experts_per_tok");
+    }
+
+    #[test]
+    fn kv_cache_per_token_is_what_the_model_stores() -> Result<(), ModelError> {
+        // DeepSeek-V3 (config.json): MLA caches kv_lora_rank 512 + qk_rope_head_dim 64 = 576
+        // elements per token per layer, not 2 × 128 heads × 192 = 49,152.
+        let v3 = Transformer::builder(7168, 61, 128, 18432, 129280)
+            .mla(Some(
+                Mla::new(512, 128, 64, 128).with_q_lora_rank(Some(1536)),
+            ))
+            .build()?;
+        assert_eq!(v3.kv_elements_per_token(), 512 + 64);
+        assert_eq!(
+            v3.kv_layout(),
+            "MLA: kv_lora_rank 512 + qk_rope_head_dim 64"
+        );
+        // Llama-2-7B: 2 × 32 × 128 = 8192.
+        assert_eq!(llama2_7b().kv_elements_per_token(), 8192);
+        assert_eq!(llama2_7b().kv_layout(), "2 × 32 kv heads × 128");
         Ok(())
     }
 

@@ -157,8 +157,16 @@ impl Precisions {
 
 /// Largest batch accepted; beyond it a value is taken for a typo.
 pub const MAX_BATCH: u64 = 1 << 24;
-/// Longest sequence or context accepted (64 Mi tokens).
+/// Longest sequence accepted, and most keys a query may attend (64 Mi tokens: over 6× the
+/// longest context published, Llama 4 Scout's 10 M); a decode's context is therefore at most
+/// `MAX_TOKENS - 1`, its new token being the last key.
 pub const MAX_TOKENS: u64 = 1 << 26;
+/// Most tokens one pass may hold: batch × seq_len in prefill, batch × context (the tokens in
+/// the KV cache) in decode. 2^30 = 1,073,741,824 tokens, 64× the largest published batch of one
+/// optimizer step (Llama 3 405B: 16 M tokens; Dubey et al. 2024, §3.4.1), and the bound under
+/// which every activation tensor of a validated model ([`crate::model::MAX_ROW`]) is counted
+/// exactly; past it figures run into exabytes for any model.
+pub const MAX_PASS_TOKENS: u64 = 1 << 30;
 
 /// One forward pass to analyse.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -331,10 +339,13 @@ impl Workload {
         }
     }
 
-    /// Checks batch and lengths are positive and not absurd.
+    /// Checks batch and lengths are positive and not absurd: batch at most [`MAX_BATCH`], a
+    /// prompt at most [`MAX_TOKENS`] tokens, a context below it, and the tokens of the pass at
+    /// most [`MAX_PASS_TOKENS`].
     ///
     /// # Errors
-    /// A [`WorkloadError`] naming the field (`batch`, `seq_len`, `context`).
+    /// A [`WorkloadError`] naming the field (`batch`, `seq_len`, `context`; the length, not the
+    /// batch, when their product is too large).
     ///
     /// ```
     /// use roofline_core::workload::Workload;
@@ -370,12 +381,42 @@ impl Workload {
             Stage::Decode if self.context >= MAX_TOKENS => Err(WorkloadError::new(
                 "context",
                 format!(
-                    "{} is beyond the longest accepted ({MAX_TOKENS})",
-                    self.context
+                    "{} cached tokens and the new one make {} keys, beyond the most accepted \
+                     ({MAX_TOKENS}): the context is at most {}",
+                    self.context,
+                    self.context as u128 + 1,
+                    MAX_TOKENS - 1
                 ),
             )),
-            _ => Ok(()),
+            _ => self.validate_pass(),
         }
+    }
+
+    /// The tokens of the pass (batch × seq_len, or batch × context) at most [`MAX_PASS_TOKENS`].
+    fn validate_pass(&self) -> Result<(), WorkloadError> {
+        let (quantity, per_seq) = match self.stage {
+            Stage::Prefill => ("seq_len", self.seq_len),
+            Stage::Decode => ("context", self.context),
+        };
+        let total = u128::from(self.batch) * u128::from(per_seq);
+        if total > u128::from(MAX_PASS_TOKENS) {
+            return Err(WorkloadError::new(
+                quantity,
+                format!(
+                    "batch {} × {} {per_seq} = {total} tokens in one pass, beyond the most \
+                     accepted ({MAX_PASS_TOKENS}): at batch {} it is at most {}",
+                    self.batch,
+                    if quantity == "seq_len" {
+                        "sequence length"
+                    } else {
+                        "context"
+                    },
+                    self.batch,
+                    MAX_PASS_TOKENS / self.batch
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -425,5 +466,34 @@ mod tests {
             assert!(e.to_string().starts_with(&format!("`{quantity}`: ")), "{e}");
         }
         assert!(Workload::decode(1, MAX_TOKENS - 1).validate().is_ok());
+    }
+
+    #[test]
+    fn a_context_at_the_limit_names_the_largest_accepted() {
+        // 2^26 cached tokens + the new one = 67,108,865 keys > 2^26 = 67,108,864: the message
+        // says so and names 67,108,863 as the largest context, never "67108864 is beyond
+        // 67108864".
+        let e = Workload::decode(1, 1 << 26).validate().unwrap_err();
+        assert!(e.message.contains("67108865 keys"), "{e}");
+        assert!(e.message.contains("at most 67108863"), "{e}");
+    }
+
+    #[test]
+    fn tokens_of_a_pass_are_bounded() {
+        // 2^30 tokens: batch 16 of 2^26 (64 Mi) accepted, batch 17 not; in decode batch 1024
+        // at a context of 2^20 = 2^30 cached tokens accepted, one more token not.
+        assert!(Workload::prefill(16, 1 << 26).validate().is_ok());
+        let e = Workload::prefill(17, 1 << 26).validate().unwrap_err();
+        assert_eq!(e.quantity, "seq_len");
+        // 17 × 67,108,864 = 1,140,850,688; at batch 17 at most ⌊2^30 / 17⌋ = 63,161,283.
+        assert!(e.message.contains("1140850688 tokens"), "{e}");
+        assert!(e.message.contains("at most 63161283"), "{e}");
+        assert!(Workload::decode(1024, 1 << 20).validate().is_ok());
+        let e = Workload::decode(1024, (1 << 20) + 1)
+            .validate()
+            .unwrap_err();
+        assert_eq!(e.quantity, "context");
+        // The largest batch (2^24) with the longest prompt (2^26): 2^50 tokens, refused.
+        assert!(Workload::prefill(MAX_BATCH, MAX_TOKENS).validate().is_err());
     }
 }

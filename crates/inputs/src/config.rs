@@ -26,8 +26,9 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "OPTForCausalLM",
 ];
 
-/// Largest size accepted for any dimension; beyond it a value is taken for a typo.
-const MAX_DIM: u64 = 1 << 24;
+// Largest size accepted for any dimension, beyond which a value is taken for a typo: the
+// core's bound, which `Transformer::validate` applies again.
+use roofline_core::model::MAX_DIM;
 
 /// Ids of the embedded presets (`llama-2-7b`, …), sorted.
 pub fn preset_ids() -> Vec<&'static str> {
@@ -583,6 +584,41 @@ mod tests {
             .hint
             .ok_or("expected a value, got None")?
             .contains("LlamaForCausalLM"));
+        Ok(())
+    }
+
+    #[test]
+    fn sizes_whose_counts_overflow_are_refused() -> Result<(), Box<dyn std::error::Error>> {
+        // Each size at the 2^24 limit is accepted alone; hidden, layers and intermediate all
+        // at 2^24 give 3 · 2^72 ≈ 1.4e22 MLP weights, past u64 (≈ 1.8e19): refused with the
+        // bound named, never a wrapped count.
+        let big = 1u64 << 24;
+        let mut v: Value = serde_json::from_str(LLAMA)?;
+        for f in [
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "intermediate_size",
+        ] {
+            v[f] = big.into();
+        }
+        let e = parse_config(&v.to_string(), "big.json", "m").unwrap_err();
+        assert!(
+            e.message.starts_with("big.json: field `parameters`"),
+            "{}",
+            e.message
+        );
+        let max = roofline_core::model::MAX_PARAMETERS.to_string();
+        assert!(e.message.contains(&max), "{}", e.message);
+        assert!(e.hint.is_some());
+        // One past 2^24 is refused by the reader, naming the field.
+        let e =
+            parse_config(&with("vocab_size", &(MAX_DIM + 1).to_string())?, "c", "m").unwrap_err();
+        assert!(
+            e.message.contains("`vocab_size` is 16777217"),
+            "{}",
+            e.message
+        );
         Ok(())
     }
 

@@ -39,6 +39,7 @@ pub fn write_list(
                     .iter()
                     .map(|p| format!("ridge_{p}_flop_per_byte")),
             );
+            header.push("unusable_reason".into());
             w.write_record(&header)?;
             for d in devices {
                 let mut rec = vec![d.id.clone(), d.name.clone()];
@@ -54,6 +55,7 @@ pub fn write_list(
                         .iter()
                         .map(|p| opt(d.ridge(*p).ok(), |x| x.get().to_string())),
                 );
+                rec.push(d.unusable_reason().unwrap_or_default().to_string());
                 w.write_record(&rec)?;
             }
             w.flush()?;
@@ -94,6 +96,11 @@ pub fn write_list(
                 out,
                 "dense peaks (never 2:4-sparse figures); ridge point = peak / main-memory bandwidth. `roofline hardware show ID` for every figure and its source."
             )?;
+            for d in devices {
+                if let Some(why) = d.unusable_reason() {
+                    writeln!(out, "not usable for analysis: {} ({why})", d.id)?;
+                }
+            }
         }
     }
     Ok(())
@@ -136,6 +143,9 @@ pub fn write_show(d: &Device, format: Format, out: &mut dyn Write) -> Result<(),
         }
         Format::Table => {
             writeln!(out, "{} ({}) — {}", d.name, d.id, d.vendor)?;
+            if let Some(why) = d.unusable_reason() {
+                writeln!(out, "not usable for analysis: {why}")?;
+            }
             let mut t = new_table(&["precision", "dense peak", "ridge (FLOP/B)", "source"]);
             for (p, c) in &d.peaks {
                 t.add_row(vec![

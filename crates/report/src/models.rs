@@ -6,7 +6,8 @@ use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::model::Transformer;
 use std::io::Write;
 
-/// One line per model: id, architecture, parameters, shapes.
+/// One line per model: id, architecture, parameters, shapes, and the KV-cache elements per token
+/// per layer as the model stores them (MLA: the latent and the rotary key, not heads × head dim).
 ///
 /// # Errors
 /// A failed write.
@@ -37,6 +38,7 @@ pub fn write_models(
                 "head_dim",
                 "intermediate_size",
                 "vocab_size",
+                "kv_cache_elements_per_token_per_layer",
             ])?;
             for m in models {
                 w.write_record([
@@ -51,6 +53,7 @@ pub fn write_models(
                     m.head_dim.to_string(),
                     m.intermediate.to_string(),
                     m.vocab.to_string(),
+                    m.kv_elements_per_token().to_string(),
                 ])?;
             }
             w.flush()?;
@@ -68,6 +71,7 @@ pub fn write_models(
                 "head dim",
                 "ffn",
                 "vocab",
+                "KV elems/token/layer",
             ]);
             for m in models {
                 t.add_row(vec![
@@ -82,10 +86,27 @@ pub fn write_models(
                     m.head_dim.to_string(),
                     m.intermediate.to_string(),
                     m.vocab.to_string(),
+                    m.kv_elements_per_token().to_string(),
                 ]);
             }
             align_right_from(&mut t, 2);
             writeln!(out, "{t}")?;
+            writeln!(
+                out,
+                "KV elems/token/layer: elements the KV cache stores per token in each layer: \
+                 2 × kv heads × head dim (keys and values), or with MLA the latent and the rotary key"
+            )?;
+            for m in models.iter().filter(|m| m.variant.mla.is_some()) {
+                writeln!(
+                    out,
+                    "{}: {} = {} (not 2 × {} heads × {})",
+                    m.name,
+                    m.kv_layout(),
+                    m.kv_elements_per_token(),
+                    m.kv_heads,
+                    m.head_dim
+                )?;
+            }
         }
     }
     Ok(())

@@ -1,5 +1,12 @@
 //! Human-readable numbers: decimal SI prefixes (1 GFLOP = 1e9 FLOP, 1 MB = 1e6 bytes), four
-//! significant figures at most, and the unit.
+//! significant figures at most, and the unit. Past the largest prefix (exa, 1e18) and below the
+//! smallest unit shown, scientific notation (`1.51e23 FLOP`, `2.40e7 s`): never a number of
+//! hundreds of digits.
+
+/// Scientific notation with three significant figures: `1.51e23`.
+fn sci(v: f64) -> String {
+    format!("{v:.2e}")
+}
 
 /// `value` with a decimal SI prefix and `unit`: `human(68.72e9, "FLOP")` → `68.7 GFLOP`.
 /// Two decimal places below 10, else one.
@@ -20,6 +27,10 @@ pub fn human(value: f64, unit: &str) -> String {
         (1.0, ""),
     ];
     let a = value.abs();
+    // Past 999.95 E (the last value exa prints in four figures), or below a thousandth.
+    if !(1e-3..999.95e18).contains(&a) {
+        return format!("{} {unit}", sci(value));
+    }
     for (scale, p) in PREFIXES {
         if a >= scale * 0.99995 {
             let x = value / scale;
@@ -53,11 +64,16 @@ pub fn human_bytes_per_s(v: f64) -> String {
     human(v, "B/s")
 }
 
-/// Seconds as s, ms, µs or ns: `443.8 µs`.
+/// Seconds as s, ms, µs or ns: `443.8 µs`; scientific from 10^6 s (`2.40e7 s`) and below
+/// 0.05 ns.
 pub fn human_seconds(v: f64) -> String {
     let a = v.abs();
     if v == 0.0 {
         "0 s".into()
+    } else if !v.is_finite() {
+        format!("{v} s")
+    } else if !(5e-11..1e6).contains(&a) {
+        format!("{} s", sci(v))
     } else if a >= 1.0 {
         format!("{v:.2} s")
     } else if a >= 1e-3 {
@@ -75,6 +91,8 @@ pub fn human_duration(v: f64) -> String {
     let a = v.abs();
     if !v.is_finite() {
         format!("{v} s")
+    } else if a >= 1e5 * 86_400.0 {
+        format!("{} d", sci(v / 86_400.0))
     } else if a >= 86_400.0 {
         format!("{:.2} d", v / 86_400.0)
     } else if a >= 3_600.0 {
@@ -87,13 +105,21 @@ pub fn human_duration(v: f64) -> String {
 }
 
 /// A fraction as a percentage with `decimals` places: `percent(0.46229, 1)` → `46.2 %`.
+/// From 10^6 % on, scientific: `percent(1e300, 1)` → `1.00e302 %`.
 pub fn percent(fraction: f64, decimals: usize) -> String {
-    format!("{:.*} %", decimals, fraction * 100.0)
+    let v = fraction * 100.0;
+    if v.is_finite() && v.abs() >= 1e6 {
+        return format!("{} %", sci(v));
+    }
+    format!("{:.*} %", decimals, v)
 }
 
 /// Arithmetic intensity: `1024.0` / `0.99` / `12.3` (FLOP/byte implied by the column).
+/// From 10^6 on, scientific (`1.00e9`).
 pub fn human_intensity(v: f64) -> String {
-    if v >= 100.0 {
+    if v.is_finite() && v >= 1e6 {
+        sci(v)
+    } else if v >= 100.0 {
         format!("{v:.1}")
     } else if v >= 1.0 {
         format!("{v:.2}")
@@ -123,6 +149,40 @@ mod tests {
         assert_eq!(human_duration(90.0), "1.50 min");
         assert_eq!(human_duration(0.014), "14.00 ms");
         assert_eq!(percent(0.462_29, 1), "46.2 %");
+    }
+
+    #[test]
+    fn past_exa_and_below_the_units_is_scientific() {
+        // 151,115.7 EFLOP (an unfused qk_matmul at 64 Mi tokens) = 1.511157e23 FLOP.
+        assert_eq!(human_flops(1.511157e23), "1.51e23 FLOP");
+        assert_eq!(human_bytes(1e300), "1.00e300 B");
+        assert_eq!(human_flops_per_s(1e-300), "1.00e-300 FLOP/s");
+        // 999.9 E still has its prefix; 1,000 E does not.
+        assert_eq!(human_bytes(999.9e18), "999.9 EB");
+        assert_eq!(human_bytes(1e21), "1.00e21 B");
+        // 24,030,926.14 s (an analyze time past a year) and 1e300 s.
+        assert_eq!(human_seconds(24_030_926.14), "2.40e7 s");
+        assert_eq!(human_seconds(1e300), "1.00e300 s");
+        assert_eq!(human_seconds(999_999.0), "999999.00 s");
+        assert_eq!(human_seconds(1e-300), "1.00e-300 s");
+        // 1e5 days = 8.64e9 s and more.
+        assert_eq!(human_duration(8.64e9), "1.00e5 d");
+        assert_eq!(human_duration(99_999.0 * 86_400.0), "99999.00 d");
+        assert_eq!(percent(1e300, 1), "1.00e302 %");
+        assert_eq!(percent(9_999.0, 1), "999900.0 %");
+        assert_eq!(human_intensity(1e9), "1.00e9");
+        // No output is longer than a few characters, whatever the magnitude.
+        for e in -300..=300 {
+            let v = 10f64.powi(e);
+            for s in [
+                human_bytes(v),
+                human_seconds(v),
+                human_duration(v),
+                percent(v, 1),
+            ] {
+                assert!(s.len() <= 14, "{s}");
+            }
+        }
     }
 
     #[test]

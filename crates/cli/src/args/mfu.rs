@@ -2,7 +2,8 @@
 
 use super::common::FormatArg;
 use super::values::{
-    parse_count, parse_positive, parse_precision, parse_recompute, parse_target_percent, parse_time,
+    parse_count, parse_params, parse_peak, parse_positive, parse_precision, parse_recompute,
+    parse_run_time, parse_step_time, parse_target_percent, parse_tokens_per_s,
 };
 use clap::Args;
 use roofline_core::mfu::PalmEmbedding;
@@ -24,11 +25,11 @@ pub struct MfuArgs {
     /// as a function of N.
     pub model: Option<String>,
     /// Parameters N (`70e9`, `70B`), every one, when no model is given.
-    #[arg(long, value_parser = parse_count)]
+    #[arg(long, value_parser = parse_params)]
     pub params: Option<f64>,
     /// Active parameters (those a token uses: a mixture of experts' k routed experts), with
     /// --params; the formulas count these. Default: --params (a dense model).
-    #[arg(long, value_parser = parse_count, requires = "params")]
+    #[arg(long, value_parser = parse_params, requires = "params")]
     pub active_params: Option<f64>,
     /// Decoder blocks L (with --hidden and --seq-len: PaLM's attention term).
     #[arg(long, value_parser = parse_positive)]
@@ -52,18 +53,18 @@ pub struct MfuArgs {
     #[arg(long, value_parser = parse_count)]
     pub tokens: Option<f64>,
     /// Time the tokens took: 30d, 720h, 90m, 3600s, or seconds.
-    #[arg(long, value_parser = parse_time, requires = "tokens")]
+    #[arg(long, value_parser = parse_run_time, requires = "tokens")]
     pub time: Option<f64>,
     /// Global training throughput, tokens per second.
-    #[arg(long, value_parser = parse_count, conflicts_with_all = ["time", "step_time"])]
+    #[arg(long, value_parser = parse_tokens_per_s, conflicts_with_all = ["time", "step_time"])]
     pub tokens_per_s: Option<f64>,
     /// Achieved model FLOP/s per device as the run reports it (`150T`, `150e12`): MFU = this ÷
     /// the dense peak; each formula gives the tokens/s it implies. If the source counts
     /// recomputation in its FLOPs (Megatron-LM's Table 1 does), the ratio is an HFU.
-    #[arg(long, value_parser = parse_count, conflicts_with_all = ["time", "step_time", "tokens_per_s"])]
+    #[arg(long, value_parser = parse_peak, conflicts_with_all = ["time", "step_time", "tokens_per_s"])]
     pub achieved_flops: Option<f64>,
     /// Time of one optimizer step (with --global-batch and --seq-len).
-    #[arg(long, value_parser = parse_time, requires_all = ["global_batch", "seq_len"], conflicts_with = "time")]
+    #[arg(long, value_parser = parse_step_time, requires_all = ["global_batch", "seq_len"], conflicts_with = "time")]
     pub step_time: Option<f64>,
     /// Sequences per optimizer step.
     #[arg(long, value_parser = parse_positive)]
@@ -80,7 +81,7 @@ pub struct MfuArgs {
     /// Dense peak of one device in FLOP/s (`312e12`, `312T`), overriding the chip's. With
     /// --hardware, a value above the chip's dense peak (a 2:4-sparse datasheet figure) is an
     /// error unless --allow-sparse-peak.
-    #[arg(long, value_parser = parse_count)]
+    #[arg(long, value_parser = parse_peak)]
     pub peak: Option<f64>,
     /// Accept a --peak above the chip's dense peak (MFU against a sparse peak is half as large).
     #[arg(long, requires = "peak")]
@@ -111,7 +112,7 @@ pub struct MfuArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        value_parser = parse_count,
+        value_parser = parse_params,
         default_value = "1e9,3e9,7e9,13e9,34e9,70e9,175e9,405e9,1e12"
     )]
     pub sizes: Vec<f64>,

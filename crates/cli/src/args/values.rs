@@ -150,6 +150,86 @@ pub fn parse_time(s: &str) -> Result<f64, String> {
     Ok(secs)
 }
 
+/// Shortest time accepted for one step (`--tpot`, `--step-time`) or a run (`--time`): 1 µs,
+/// 2,000× below the fastest published decode step (≈ 0.5 ms per token, Cerebras and Groq
+/// serving Llama 3 70B).
+pub const MIN_STEP_S: f64 = 1e-6;
+/// Longest time accepted for one step (`--tpot`, `--step-time`): a day.
+pub const MAX_STEP_S: f64 = 86_400.0;
+/// Longest training run accepted (`--time`): 100 years of 365.25 days, a human lifetime.
+pub const MAX_RUN_S: f64 = 100.0 * 365.25 * 86_400.0;
+/// Fewest parameters accepted (`--params`, `--sizes`): 10^6, under 1 % of GPT-2 small's
+/// 124 M; a bare `--params 7` is then refused rather than read as seven parameters.
+pub const MIN_PARAMS: f64 = 1e6;
+/// Most output tokens per second accepted (`--tokens-per-s`): the largest batch (2^24
+/// sequences) at the shortest step (1 µs), ≈ 1.7·10^13.
+pub const MAX_TOKENS_PER_S: f64 = roofline_core::workload::MAX_BATCH as f64 / MIN_STEP_S;
+/// Fewest output tokens per second accepted: one per [`MAX_STEP_S`], a token a day.
+pub const MIN_TOKENS_PER_S: f64 = 1.0 / MAX_STEP_S;
+
+/// `v` (parsed from `s`) within `min..=max` of `unit`, else a message naming both bounds.
+fn within(s: &str, v: f64, (min, max): (f64, f64), unit: &str) -> Result<f64, String> {
+    if !(min..=max).contains(&v) {
+        return Err(format!(
+            "`{}` is not plausible: give {min:e} to {max:e} {unit}",
+            s.trim()
+        ));
+    }
+    Ok(v)
+}
+
+/// `--tpot` and `--step-time`: a duration ([`parse_time`]) of 1 µs to a day.
+pub fn parse_step_time(s: &str) -> Result<f64, String> {
+    within(s, parse_time(s)?, (MIN_STEP_S, MAX_STEP_S), "s")
+}
+
+/// `--time`: a duration ([`parse_time`]) of 1 µs to 100 years.
+pub fn parse_run_time(s: &str) -> Result<f64, String> {
+    within(s, parse_time(s)?, (MIN_STEP_S, MAX_RUN_S), "s")
+}
+
+/// `--params`, `--sizes`: a count ([`parse_count`]) of 10^6 to 10^15 parameters (the core's
+/// [`roofline_core::model::MAX_PARAMETERS`]).
+pub fn parse_params(s: &str) -> Result<f64, String> {
+    let max = roofline_core::model::MAX_PARAMETERS as f64;
+    within(
+        s,
+        parse_count(s)?,
+        (MIN_PARAMS, max),
+        "parameters (7B = 7e9)",
+    )
+}
+
+/// `--tokens-per-s`: a rate ([`parse_count`]) of one token a day to ≈ 1.7·10^13 tokens/s.
+pub fn parse_tokens_per_s(s: &str) -> Result<f64, String> {
+    let v = parse_count(s)?;
+    within(s, v, (MIN_TOKENS_PER_S, MAX_TOKENS_PER_S), "tokens/s")
+}
+
+/// `--peak`: a dense peak ([`parse_count`]) of 1e6 to 1e18 FLOP/s, the range a chip file
+/// accepts ([`roofline_core::device::limits`]).
+pub fn parse_peak(s: &str) -> Result<f64, String> {
+    use roofline_core::device::limits::{MAX_PEAK, MIN_PEAK};
+    within(
+        s,
+        parse_count(s)?,
+        (MIN_PEAK, MAX_PEAK),
+        "FLOP/s (312T = 312e12)",
+    )
+}
+
+/// `--bandwidth`: a bandwidth ([`parse_count`]) of 1e6 to 1e15 B/s, the range a chip file
+/// accepts ([`roofline_core::device::limits`]).
+pub fn parse_bandwidth(s: &str) -> Result<f64, String> {
+    use roofline_core::device::limits::{MAX_BANDWIDTH, MIN_BANDWIDTH};
+    within(
+        s,
+        parse_count(s)?,
+        (MIN_BANDWIDTH, MAX_BANDWIDTH),
+        "B/s (2T = 2e12)",
+    )
+}
+
 /// `none`, `selective`, `full`, or `partial=F` (F in 0..=1: the fraction of non-attention forward
 /// FLOPs recomputed, attention always; PaLM 540B is `partial=0.75`).
 pub fn parse_recompute(s: &str) -> Result<roofline_core::mfu::Recompute, String> {
@@ -270,6 +350,37 @@ mod tests {
         assert_eq!(parse_count("1.4T"), Ok(1.4e12));
         assert_eq!(parse_count("7_000"), Ok(7000.0));
         assert!(parse_count("seventy").is_err() && parse_count("0").is_err());
+    }
+
+    #[test]
+    fn floats_are_bounded_both_ways() {
+        // 1e-300 (every `--plot` spun forever on it) and 1e300 are refused, naming the range.
+        for parse in [
+            parse_peak,
+            parse_bandwidth,
+            parse_params,
+            parse_tokens_per_s,
+        ] {
+            for v in ["1e-300", "1e300"] {
+                let e = parse(v).unwrap_err();
+                assert!(e.contains("not plausible") && e.contains(v), "{e}");
+            }
+        }
+        // H100 SXM: 989.5 TFLOP/s dense bf16, 3.35 TB/s (datasheet).
+        assert_eq!(parse_peak("989.5T"), Ok(989.5e12));
+        assert_eq!(parse_bandwidth("3.35T"), Ok(3.35e12));
+        assert!(parse_peak("2e18").is_err() && parse_bandwidth("2e15").is_err());
+        // Llama-2-70B: 70B parameters; `7` alone is far below any language model.
+        assert_eq!(parse_params("70B"), Ok(70e9));
+        assert!(parse_params("7").is_err() && parse_params("2e15").is_err());
+        // Databricks's worked example: TPOT 14 ms; a step of 1 ns or of two days is refused.
+        assert!(parse_step_time("14ms").is_ok_and(|t| (t - 0.014).abs() < 1e-15));
+        assert!(parse_step_time("1ns").is_err() && parse_step_time("2d").is_err());
+        // A 30-day run is accepted, 200 years (6.3e9 s) is not.
+        assert_eq!(parse_run_time("30d"), Ok(2_592_000.0));
+        assert!(parse_run_time("73050d").is_err());
+        // 2^24 sequences at 1 µs: 16,777,216 / 1e-6 ≈ 1.68e13 tokens/s is the most.
+        assert!(parse_tokens_per_s("1.6e13").is_ok() && parse_tokens_per_s("1.7e13").is_err());
     }
 
     #[test]

@@ -8,12 +8,22 @@ use roofline_core::precision::Precision;
 use roofline_core::units::{Bytes, BytesPerSec, FlopPerSec, Seconds};
 use serde::Deserialize;
 
-/// Largest plausible dense peak, FLOP/s (1 EFLOP/s: far above any single chip).
-const MAX_PEAK: f64 = 1e18;
-/// Largest plausible bandwidth, B/s (1 PB/s).
-const MAX_BANDWIDTH: f64 = 1e15;
-/// Largest plausible kernel launch overhead, seconds.
-const MAX_LAUNCH: f64 = 1.0;
+// The plausible range of every figure: roofline_core::device::limits (a reason for each).
+use roofline_core::device::limits::{
+    MAX_BANDWIDTH, MAX_CAPACITY, MAX_LAUNCH, MAX_PEAK, MAX_SHARED_MEMORY, MAX_SM_COUNT,
+    MIN_BANDWIDTH, MIN_CAPACITY, MIN_LAUNCH, MIN_PEAK, MIN_SHARED_MEMORY,
+};
+
+/// The peak range, FLOP/s.
+const PEAK: (f64, f64) = (MIN_PEAK, MAX_PEAK);
+/// The bandwidth range, B/s (memory levels and links).
+const BANDWIDTH: (f64, f64) = (MIN_BANDWIDTH, MAX_BANDWIDTH);
+/// The capacity range of a memory level, bytes.
+const CAPACITY: (f64, f64) = (MIN_CAPACITY, MAX_CAPACITY);
+/// The shared memory range per SM, bytes.
+const SHARED_MEMORY: (f64, f64) = (MIN_SHARED_MEMORY, MAX_SHARED_MEMORY);
+/// The launch overhead range, seconds.
+const LAUNCH: (f64, f64) = (MIN_LAUNCH, MAX_LAUNCH);
 
 const SCHEMA_HINT: &str =
     "see an embedded catalog file (crates/inputs/catalog/hardware/h100-sxm.toml) \
@@ -98,12 +108,12 @@ struct LinkFile {
     bandwidth_bytes_per_s: Option<FileCited<f64>>,
 }
 
-/// Checks one number of the file: finite, > 0 and at most `max` (in `unit`).
+/// Checks one number of the file: finite, > 0 and within `(min, max)` (in `unit`).
 fn checked(
     origin: &str,
     field: &str,
     c: FileCited<f64>,
-    max: Option<f64>,
+    (min, max): (f64, f64),
     unit: &str,
 ) -> Result<Cited<f64>, InputError> {
     if !c.value.is_finite() || c.value <= 0.0 {
@@ -115,17 +125,22 @@ fn checked(
             "give the value in {unit} (SI base units), or leave the entry out if the chip has no such figure"
         )));
     }
-    if let Some(max) = max {
-        if c.value > max {
-            return Err(InputError::new(format!(
-                "{origin}: field `{field}` = {:e} {unit} is not plausible (more than {max:e} {unit})",
-                c.value
-            ))
-            .with_hint(
-                "values are SI base units with decimal prefixes: 1 TFLOP/s = 1e12, 1 TB/s = 1e12, \
-                 1 µs = 1e-6; check the exponent",
-            ));
-        }
+    let bound = if c.value > max {
+        Some(format!("more than {max:e} {unit}"))
+    } else if c.value < min {
+        Some(format!("less than {min:e} {unit}"))
+    } else {
+        None
+    };
+    if let Some(bound) = bound {
+        return Err(InputError::new(format!(
+            "{origin}: field `{field}` = {:e} {unit} is not plausible ({bound})",
+            c.value
+        ))
+        .with_hint(format!(
+            "values are SI base units with decimal prefixes (1 TFLOP/s = 1e12, 1 TB/s = 1e12, \
+             1 GB = 1e9, 1 µs = 1e-6), between {min:e} and {max:e} {unit} here; check the exponent"
+        )));
     }
     check_source(origin, field, &c.source)?;
     Ok(Cited::new(c.value, c.source))
@@ -157,7 +172,7 @@ fn checked_link(
                 origin,
                 &format!("{table}.bandwidth_bytes_per_s"),
                 c,
-                Some(MAX_BANDWIDTH),
+                BANDWIDTH,
                 "B/s",
             )
         })
@@ -181,8 +196,10 @@ fn checked_link(
 ///   TOML parser's message, with line and column, is kept);
 /// - `id` is empty;
 /// - a value is not finite or not > 0, or a source string is empty (e.g. `peak_flops_per_s.bf16`);
-/// - a value is absurd: a peak above 1e18 FLOP/s, a bandwidth above 1e15 B/s, a launch overhead
-///   above 1 s;
+/// - a value is outside its plausible range ([`roofline_core::device::limits`]): a peak outside
+///   1e6..=1e18 FLOP/s, a bandwidth outside 1e6..=1e15 B/s, a capacity outside 1e3..=1e15
+///   bytes, shared memory per SM outside 1e3 bytes..=16 MiB, more than 10^7 SMs, a launch
+///   overhead outside 1 ns..=1 s;
 /// - there is no `[[memory]]` level `"main"` with a bandwidth, or there is more than one.
 pub fn parse_device(text: &str, origin: &str) -> Result<Device, InputError> {
     let mut file: DeviceFile = toml::from_str(text).map_err(|e| {
@@ -212,7 +229,7 @@ pub fn parse_device(text: &str, origin: &str) -> Result<Device, InputError> {
     })
 }
 
-/// The dense peaks, in [`Precision::ALL`] order, each at most [`MAX_PEAK`].
+/// The dense peaks, in [`Precision::ALL`] order, each within [`MIN_PEAK`]..=[`MAX_PEAK`].
 fn checked_peaks(
     origin: &str,
     file: &mut PeaksFile,
@@ -226,7 +243,7 @@ fn checked_peaks(
             } else {
                 "FLOP/s"
             };
-            let c = checked(origin, &field, c, Some(MAX_PEAK), unit)?;
+            let c = checked(origin, &field, c, PEAK, unit)?;
             peaks.push((p, Cited::new(FlopPerSec(c.value), c.source)));
         }
     }
@@ -272,7 +289,8 @@ fn checked_memory(origin: &str, file: Vec<MemoryFile>) -> Result<Vec<MemoryLevel
     Ok(main)
 }
 
-/// The `i`-th `[[memory]]` entry: its bandwidth (at most [`MAX_BANDWIDTH`]) and capacity checked.
+/// The `i`-th `[[memory]]` entry: its bandwidth ([`MIN_BANDWIDTH`]..=[`MAX_BANDWIDTH`]) and
+/// capacity ([`MIN_CAPACITY`]..=[`MAX_CAPACITY`]) checked.
 fn checked_level(origin: &str, i: usize, m: MemoryFile) -> Result<MemoryLevel, InputError> {
     let bandwidth = m
         .bandwidth_bytes_per_s
@@ -281,7 +299,7 @@ fn checked_level(origin: &str, i: usize, m: MemoryFile) -> Result<MemoryLevel, I
                 origin,
                 &format!("memory[{i}].bandwidth_bytes_per_s"),
                 c,
-                Some(MAX_BANDWIDTH),
+                BANDWIDTH,
                 "B/s",
             )
         })
@@ -294,7 +312,7 @@ fn checked_level(origin: &str, i: usize, m: MemoryFile) -> Result<MemoryLevel, I
                 origin,
                 &format!("memory[{i}].capacity_bytes"),
                 c,
-                None,
+                CAPACITY,
                 "bytes",
             )
         })
@@ -315,8 +333,9 @@ struct Compute {
     launch_overhead: Cited<Seconds>,
 }
 
-/// The `[compute]` table: SMs > 0, shared memory > 0, a launch overhead of at most
-/// [`MAX_LAUNCH`].
+/// The `[compute]` table: 0 < SMs ≤ [`MAX_SM_COUNT`], shared memory within
+/// [`MIN_SHARED_MEMORY`]..=[`MAX_SHARED_MEMORY`], a launch overhead within
+/// [`MIN_LAUNCH`]..=[`MAX_LAUNCH`].
 fn checked_compute(origin: &str, file: ComputeFile) -> Result<Compute, InputError> {
     let sm_count = match file.sm_count {
         Some(c) if c.value == 0 => {
@@ -324,6 +343,13 @@ fn checked_compute(origin: &str, file: ComputeFile) -> Result<Compute, InputErro
                 "{origin}: field `compute.sm_count` must be > 0, got 0"
             ))
             .with_hint("leave sm_count out if the number of SMs/CUs is not known"));
+        }
+        Some(c) if c.value > MAX_SM_COUNT => {
+            return Err(InputError::new(format!(
+                "{origin}: field `compute.sm_count` = {} is not plausible (more than {MAX_SM_COUNT})",
+                c.value
+            ))
+            .with_hint("count streaming multiprocessors, compute units or cores of one chip"));
         }
         Some(c) => {
             check_source(origin, "compute.sm_count", &c.source)?;
@@ -338,7 +364,7 @@ fn checked_compute(origin: &str, file: ComputeFile) -> Result<Compute, InputErro
                 origin,
                 "compute.shared_memory_per_sm_bytes",
                 c,
-                None,
+                SHARED_MEMORY,
                 "bytes",
             )
         })
@@ -348,7 +374,7 @@ fn checked_compute(origin: &str, file: ComputeFile) -> Result<Compute, InputErro
         origin,
         "compute.launch_overhead_s",
         file.launch_overhead_s,
-        Some(MAX_LAUNCH),
+        LAUNCH,
         "s",
     )?;
     Ok(Compute {

@@ -324,6 +324,65 @@ fn absurd_values_are_rejected() {
 }
 
 #[test]
+fn tiny_and_huge_values_are_rejected_both_ways() {
+    // A peak or bandwidth of 1e-300 (prints `inf` times and NaN shares downstream) is below
+    // every plausible figure: 1e6 FLOP/s, 1e6 B/s.
+    for (from, to, field) in [
+        ("value = 100e12", "value = 1e-300", "peak_flops_per_s.bf16"),
+        (
+            "value = 1e12",
+            "value = 1e-300",
+            "memory[0].bandwidth_bytes_per_s",
+        ),
+        ("value = 5e-6", "value = 1e-12", "compute.launch_overhead_s"),
+    ] {
+        let e = err(&MINIMAL.replace(from, to));
+        assert!(e.message.contains(field), "{}", e.message);
+        assert!(e.message.contains("less than"), "{}", e.message);
+        assert!(e.hint.is_some_and(|h| h.contains("exponent")));
+    }
+    // Capacities: 1 PB (1e15 B) is the most, 1 kB the least; shared memory at most 16 MiB.
+    let with_compute = |line: &str| MINIMAL.replace("[compute]\n", &format!("[compute]\n{line}\n"));
+    let capacity = |v: &str| {
+        MINIMAL.replace(
+            "bandwidth_bytes_per_s = { value = 1e12, source = \"test\" }",
+            &format!(
+                "bandwidth_bytes_per_s = {{ value = 1e12, source = \"test\" }}\n\
+                 capacity_bytes = {{ value = {v}, source = \"test\" }}"
+            ),
+        )
+    };
+    assert!(parse_device(&capacity("80e9"), "toy.toml").is_ok());
+    for v in ["2e15", "10"] {
+        let e = err(&capacity(v));
+        assert!(
+            e.message.contains("memory[0].capacity_bytes"),
+            "{}",
+            e.message
+        );
+    }
+    let shared = |v: &str| {
+        with_compute(&format!(
+            "shared_memory_per_sm_bytes = {{ value = {v}, source = \"test\" }}"
+        ))
+    };
+    // The H100's 228 KiB = 233,472 bytes is accepted; 1 GiB and 10 bytes are not.
+    assert!(parse_device(&shared("233472"), "toy.toml").is_ok());
+    for v in ["1073741824", "10"] {
+        let e = err(&shared(v));
+        assert!(
+            e.message.contains("compute.shared_memory_per_sm_bytes"),
+            "{}",
+            e.message
+        );
+    }
+    let e = err(&with_compute(
+        "sm_count = { value = 4000000000, source = \"test\" }",
+    ));
+    assert!(e.message.contains("compute.sm_count"), "{}", e.message);
+}
+
+#[test]
 fn structural_errors() {
     let e = err(&MINIMAL.replace("id = \"toy\"", "id = \"\""));
     assert!(e.message.contains("`id`"), "{}", e.message);

@@ -29,6 +29,9 @@ pub struct HardwareDoc {
     pub ridge_point_flop_per_byte: BTreeMap<Precision, f64>,
     /// Fixed cost of one kernel launch, seconds.
     pub launch_overhead_s: f64,
+    /// Why the chip cannot be used for a roofline analysis (no dense peak for any
+    /// precision); `null` for a usable chip.
+    pub unusable_reason: Option<String>,
 }
 
 impl HardwareDoc {
@@ -46,6 +49,7 @@ impl HardwareDoc {
                 .filter_map(|p| d.ridge(*p).ok().map(|r| (*p, r.get())))
                 .collect(),
             launch_overhead_s: d.launch_overhead.value.get(),
+            unusable_reason: d.unusable_reason().map(str::to_string),
         }
     }
 }

@@ -16,8 +16,12 @@ pub struct ModelDoc {
     pub parameters: u64,
     /// Parameters used per token (MoE: the routed experts only).
     pub active_parameters: u64,
-    /// KV-cache elements per token per layer (keys and values; MLA: the latent and rope key).
+    /// KV-cache elements per token per layer as the model stores them (keys and values: 2 ×
+    /// kv heads × head dim; MLA: kv_lora_rank + qk_rope_head_dim, 576 for DeepSeek-V3).
     pub kv_cache_elements_per_token_per_layer: u64,
+    /// How those elements are laid out: `2 × 8 kv heads × 128`, or `MLA: kv_lora_rank 512 +
+    /// qk_rope_head_dim 64`.
+    pub kv_cache_layout: String,
     /// `hidden_size`.
     pub hidden_size: u64,
     /// `num_hidden_layers`.
@@ -45,6 +49,7 @@ impl ModelDoc {
             parameters: m.parameters(),
             active_parameters: m.active_parameters(),
             kv_cache_elements_per_token_per_layer: m.kv_elements_per_token(),
+            kv_cache_layout: m.kv_layout(),
             hidden_size: m.hidden,
             num_hidden_layers: m.layers,
             num_attention_heads: m.heads,
