@@ -31,7 +31,7 @@ pub mod sweep;
 
 /// Version of the JSON documents' schema (`docs/schema/`); raised on any incompatible change.
 /// Every document carries it as `schema_version`.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The `schema_version` field: serialises as [`SCHEMA_VERSION`]; its schema admits that
 /// constant only.
