@@ -17,6 +17,7 @@
 
 use super::{at_line, parse_number};
 use crate::error::InputError;
+use roofline_core::device::limits;
 use roofline_core::device::MemoryKind;
 use roofline_core::precision::Precision;
 use roofline_core::profile::{
@@ -204,6 +205,24 @@ pub fn parse(text: &str, origin: &str) -> Result<EmpiricalRoof, InputError> {
         for (g, b) in groups.iter().zip(best.iter_mut()) {
             num(g.column + 1)?; // ex.time
             let (ai, gflops, gbs) = (num(g.column)?, num(g.column + 2)?, num(g.column + 3)?);
+            // A rate no chip reaches is a corrupt log (and would overflow what it feeds).
+            for (j, v, max, unit) in [
+                (g.column + 2, gflops * 1e9, limits::MAX_PEAK, "FLOP/s"),
+                (g.column + 3, gbs * 1e9, limits::MAX_BANDWIDTH, "B/s"),
+            ] {
+                if v > max {
+                    return Err(at_line(
+                        origin,
+                        i + 1,
+                        format!(
+                            "field {} (`{}`) is {v:e} {unit}, beyond any chip (at most {max:e})",
+                            j + 1,
+                            f[j]
+                        ),
+                    )
+                    .with_hint(HINT));
+                }
+            }
             if gflops > b.0 {
                 b.0 = gflops;
                 b.1 = ai;
@@ -319,6 +338,13 @@ mod tests {
             ("0", "field 4 (`GFLOPS`) is 0"),
             ("nan", "field 4 (`nan`) is not a finite number"),
             ("inf", "field 4 (`inf`) is not a finite number"),
+            // 1e308 GFLOP/s is 1e317 FLOP/s, past f64 and far past any chip (1e18).
+            ("1e308", "field 4 (`1e308`) is inf FLOP/s, beyond any chip"),
+            // 2e9 GFLOP/s = 2e18 FLOP/s, twice the largest peak accepted.
+            (
+                "2e9",
+                "field 4 (`2e9`) is 2e18 FLOP/s, beyond any chip (at most 1e18)",
+            ),
         ] {
             let e = parse(&format!("{HEAD}0, 0.25, 1.0, {bad}, 40\n"), "m.log").unwrap_err();
             assert!(

@@ -205,8 +205,51 @@ fn value(
              and give the file unedited",
         ));
     }
-    Ok(Some(v * k / div))
+    let x = v * k / div;
+    if !(x <= MAX_COUNTER) {
+        return Err(at_line(
+            origin,
+            line,
+            format!(
+                "metric `{name}`: value {raw} is beyond the largest accepted ({MAX_COUNTER:e} \
+                 in base units: bytes, FLOP or seconds)"
+            ),
+        )
+        .with_hint("re-export with `ncu --csv` and give the file unedited"));
+    }
+    if m == Metric::Duration && x > MAX_DURATION {
+        return Err(at_line(
+            origin,
+            line,
+            format!(
+                "metric `{name}`: a duration of {raw} {unit} is over {MAX_DURATION:e} s (11 days)"
+            ),
+        )
+        .with_hint("re-export with `ncu --csv` and give the file unedited"));
+    }
+    if m == Metric::Duration && x > 0.0 && x < MIN_DURATION {
+        return Err(at_line(
+            origin,
+            line,
+            format!("metric `{name}`: a duration of {raw} {unit} is below 1 ns, ncu's resolution"),
+        )
+        .with_hint("re-export with `ncu --csv` and give the file unedited"));
+    }
+    Ok(Some(x))
 }
+
+/// Largest counter accepted, in base units (bytes, FLOP, seconds): 10^24, a kernel that would
+/// run 11 days at 10^18 FLOP/s (100× the fastest chip). Beyond it a value is corrupt, and its
+/// rates would overflow.
+const MAX_COUNTER: f64 = 1e24;
+
+/// Longest kernel duration accepted, seconds: 10^6 (11 days); ncu replays each kernel many
+/// times, so a real one is shorter by far.
+const MAX_DURATION: f64 = 1e6;
+
+/// Shortest non-zero kernel duration accepted, seconds: 1 ns, the resolution of
+/// `gpu__time_duration` (a rate over a shorter time would overflow).
+const MIN_DURATION: f64 = 1e-9;
 
 /// Reads the quoted CSV lines of `text`, with their line numbers in the file.
 fn records(text: &str, origin: &str) -> Result<Vec<(usize, Vec<String>)>, InputError> {
@@ -559,6 +602,26 @@ mod tests {
             "{}",
             e.message
         );
+        // Counters past 10^24 base units (1e308 bytes), durations over 10^6 s (1e25 ns = 1e16 s)
+        // and under 1 ns are refused: the rates over them would overflow.
+        for (row, says) in [
+            (
+                "\"0\",\"k\",\"dram__bytes_read.sum\",\"byte\",\"1e308\"",
+                "value 1e308 is beyond the largest accepted",
+            ),
+            (
+                "\"0\",\"k\",\"gpu__time_duration.sum\",\"nsecond\",\"1e25\"",
+                "is over 1e6 s",
+            ),
+            (
+                "\"0\",\"k\",\"gpu__time_duration.sum\",\"nsecond\",\"0.001\"",
+                "below 1 ns",
+            ),
+        ] {
+            let e = parse(&long(&[row]), "c.csv").unwrap_err();
+            assert!(e.message.contains(says), "{row}: {}", e.message);
+            assert!(e.hint.is_some());
+        }
         // Header only.
         let e = parse(&long(&[]), "h.csv").unwrap_err();
         assert!(e.message.contains("no kernel rows"), "{}", e.message);
