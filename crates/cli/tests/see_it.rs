@@ -618,3 +618,32 @@ fn report_is_one_self_contained_file_that_chromium_renders(
     println!("screenshot: {}", shot.display());
     Ok(())
 }
+
+#[test]
+fn an_operator_without_flops_has_no_ridge_distance_in_csv_or_json() {
+    // 0 FLOP per element: arithmetic intensity 0, infinitely below the ridge. JSON writes null,
+    // CSV an empty field, never `inf`.
+    let args = [
+        "op",
+        "elementwise",
+        "--elements",
+        "1048576",
+        "--flops-per-element",
+        "0",
+        "--hardware",
+        "h100-sxm",
+    ];
+    let out = roofline()
+        .args(args)
+        .args(["--format", "csv"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let row = text.lines().nth(1).expect("a row");
+    // Time: (4 + 2) B × 2^20 elements = 6,291,456 B over 3.35 TB/s = 1.878046567164179 µs.
+    assert!(row.ends_with(",memory,0,0.000001878046567164179,"), "{row}");
+    assert!(!text.contains("inf"), "{text}");
+    let j = json_of(&args);
+    assert!(j["kernels"][0]["ridge_distance"].is_null(), "{j}");
+}

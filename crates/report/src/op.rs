@@ -72,7 +72,13 @@ pub fn write_op(r: &OpReport<'_>, format: Format, out: &mut dyn Write) -> Result
             ])?;
             for x in r.rows {
                 let head = [r.device.id.clone(), x.name.to_string(), x.kind.to_string()];
-                let distance = RidgeDistance::of(&x.point()).factor.to_string();
+                // No FLOPs (or no bytes): no finite distance, an empty field as JSON's null.
+                let factor = RidgeDistance::of(&x.point()).factor;
+                let distance = if factor.is_finite() {
+                    factor.to_string()
+                } else {
+                    String::new()
+                };
                 w.write_record(
                     head.into_iter()
                         .chain(roofline_csv_fields(x))
