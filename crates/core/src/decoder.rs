@@ -30,6 +30,7 @@ use crate::workload::{Stage, Workload};
 pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
     let mut gr = OpGraph::new(model.layers);
     emit(model, workload, &mut gr);
+    gr.parameters = model.parameters();
     gr.built_from = Some(Blueprint::of(model, workload));
     gr
 }
@@ -63,6 +64,7 @@ pub fn build_into(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
     }
     gr.clear(model.layers);
     emit(model, workload, gr);
+    gr.parameters = model.parameters();
     gr.built_from = Some(blueprint);
 }
 

@@ -156,7 +156,7 @@ pub fn footprint(
     let p = workload.precisions;
     let LiveActivations { bytes, at } = graph.peak_live_activations();
     MemoryFootprint {
-        weights: Bytes(model.parameters() as f64 * p.weight_bytes()),
+        weights: Bytes(graph.parameters_of(model, workload) as f64 * p.weight_bytes()),
         kv_cache: model.kv_cache_bytes(workload.batch, workload.kv_len(), p.kv),
         activations: bytes,
         activations_at: at,

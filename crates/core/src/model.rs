@@ -35,22 +35,26 @@ pub const MAX_PARAMETERS: u64 = 1_000_000_000_000_000;
 struct Wide(u128);
 
 impl Wide {
+    #[inline(always)]
     fn of(v: u64) -> Self {
         Wide(u128::from(v))
     }
     /// The count as `u64`, `u64::MAX` when past it (never for a validated model).
+    #[inline(always)]
     fn narrow(self) -> u64 {
         u64::try_from(self.0).unwrap_or(u64::MAX)
     }
 }
 impl Add for Wide {
     type Output = Wide;
+    #[inline(always)]
     fn add(self, rhs: Wide) -> Wide {
         Wide(self.0.saturating_add(rhs.0))
     }
 }
 impl Mul for Wide {
     type Output = Wide;
+    #[inline(always)]
     fn mul(self, rhs: Wide) -> Wide {
         Wide(self.0.saturating_mul(rhs.0))
     }
@@ -447,7 +451,8 @@ impl Transformer {
                  typo; check the sizes against the model's original config.json"
             ),
         };
-        let mut dims = vec![
+        // Fixed arrays, not vectors: validation runs on every analysis and allocates nothing.
+        let dims = [
             ("hidden_size", self.hidden),
             ("num_hidden_layers", self.layers),
             ("num_attention_heads", self.heads),
@@ -456,24 +461,24 @@ impl Transformer {
             ("intermediate_size", self.intermediate),
             ("vocab_size", self.vocab),
         ];
-        if let Some(m) = self.variant.moe {
-            dims.extend([
+        let moe_dims = self.variant.moe.map(|m| {
+            [
                 ("num_experts", m.experts),
                 ("num_experts_per_tok", m.top_k),
                 ("moe_intermediate_size", m.expert_intermediate),
                 ("n_shared_experts", m.shared_experts),
                 ("first_k_dense_replace", m.dense_layers),
-            ]);
-        }
-        if let Some(m) = self.variant.mla {
-            dims.extend([
+            ]
+        });
+        let mla_dims = self.variant.mla.map(|m| {
+            [
                 ("q_lora_rank", m.q_lora_rank.unwrap_or(1)),
                 ("kv_lora_rank", m.kv_lora_rank),
                 ("qk_nope_head_dim", m.qk_nope_head_dim),
                 ("qk_rope_head_dim", m.qk_rope_head_dim),
                 ("v_head_dim", m.v_head_dim),
-            ]);
-        }
+            ]
+        });
         if let Positions::Learned { rows } = self.variant.positions {
             // OPT's table has max_position_embeddings + 2 rows (its offset).
             if rows > MAX_DIM + 2 {
@@ -484,44 +489,56 @@ impl Transformer {
                 ));
             }
         }
-        for (field, v) in dims {
+        let all_dims = dims
+            .into_iter()
+            .chain(moe_dims.into_iter().flatten())
+            .chain(mla_dims.into_iter().flatten());
+        for (field, v) in all_dims {
             if v > MAX_DIM {
                 return Err(too_large(field, format!("is {v}"), MAX_DIM));
             }
         }
         let (h, e) = (Wide::of(self.heads), Wide::of(self.head_dim));
-        let mut rows = vec![(
+        let rows = [(
             "num_attention_heads",
             "num_attention_heads × head_dim",
             h * e,
         )];
-        if let Some(m) = self.variant.moe {
+        let moe_rows = self.variant.moe.map(|m| {
             let fe = Wide::of(m.expert_intermediate);
-            rows.push((
-                "num_experts_per_tok",
-                "num_experts_per_tok × moe_intermediate_size",
-                Wide::of(m.top_k) * fe,
-            ));
-            rows.push((
-                "n_shared_experts",
-                "n_shared_experts × moe_intermediate_size",
-                Wide::of(m.shared_experts) * fe,
-            ));
-        }
-        if let Some(m) = self.variant.mla {
+            [
+                (
+                    "num_experts_per_tok",
+                    "num_experts_per_tok × moe_intermediate_size",
+                    Wide::of(m.top_k) * fe,
+                ),
+                (
+                    "n_shared_experts",
+                    "n_shared_experts × moe_intermediate_size",
+                    Wide::of(m.shared_experts) * fe,
+                ),
+            ]
+        });
+        let mla_rows = self.variant.mla.map(|m| {
             let (n, r) = (Wide::of(m.qk_nope_head_dim), Wide::of(m.qk_rope_head_dim));
-            rows.push((
-                "num_attention_heads",
-                "num_attention_heads × (qk_nope_head_dim + qk_rope_head_dim)",
-                h * (n + r),
-            ));
-            rows.push((
-                "num_attention_heads",
-                "num_attention_heads × (qk_nope_head_dim + v_head_dim)",
-                h * (n + Wide::of(m.v_head_dim)),
-            ));
-        }
-        for (field, what, v) in rows {
+            [
+                (
+                    "num_attention_heads",
+                    "num_attention_heads × (qk_nope_head_dim + qk_rope_head_dim)",
+                    h * (n + r),
+                ),
+                (
+                    "num_attention_heads",
+                    "num_attention_heads × (qk_nope_head_dim + v_head_dim)",
+                    h * (n + Wide::of(m.v_head_dim)),
+                ),
+            ]
+        });
+        let all_rows = rows
+            .into_iter()
+            .chain(moe_rows.into_iter().flatten())
+            .chain(mla_rows.into_iter().flatten());
+        for (field, what, v) in all_rows {
             if v > Wide::of(MAX_ROW) {
                 return Err(too_large(
                     field,

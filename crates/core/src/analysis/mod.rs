@@ -412,8 +412,21 @@ pub fn analyze_into(
     reserve: Reserve,
     out: &mut StageAnalysis,
 ) -> Result<(), AnalysisError> {
-    let result = validate(model, workload, reserve).and_then(|()| {
+    // A model's validity depends only on its shape, which the blueprint holds whole: when the
+    // graph was built from a validated model of this blueprint, the check is not repeated.
+    let checked = out.graph.model_checked
+        && out.graph.built_from == Some(crate::decoder::Blueprint::of(model, workload));
+    let inputs = if checked {
+        workload
+            .validate()
+            .map_err(AnalysisError::Workload)
+            .and_then(|()| reserve.validate().map_err(AnalysisError::Reserve))
+    } else {
+        validate(model, workload, reserve)
+    };
+    let result = inputs.and_then(|()| {
         build_into(model, workload, &mut out.graph);
+        out.graph.model_checked = true;
         evaluate(model, workload, device, reserve, out)
     });
     if result.is_err() {

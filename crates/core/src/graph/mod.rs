@@ -217,6 +217,14 @@ pub struct OpGraph {
     live: Vec<Interval>,
     #[serde(skip)]
     live_valid: bool,
+    /// [`crate::analysis::analyze_into`] validated the model `built_from` describes (its
+    /// validity is a function of that blueprint alone). Cleared with `built_from`'s graph.
+    #[serde(skip)]
+    pub(crate) model_checked: bool,
+    /// [`crate::model::Transformer::parameters`] of the model `built_from` describes (a
+    /// function of that blueprint), counted once when the decoder built the graph.
+    #[serde(skip)]
+    pub(crate) parameters: u64,
 }
 
 impl PartialEq for OpGraph {
@@ -240,6 +248,23 @@ impl OpGraph {
             built_from: None,
             live: Vec::new(),
             live_valid: false,
+            model_checked: false,
+            parameters: 0,
+        }
+    }
+
+    /// `model.parameters()`, read from the count kept when the decoder built this graph from
+    /// `model` under `workload`'s blueprint, or counted.
+    #[inline]
+    pub(crate) fn parameters_of(
+        &self,
+        model: &crate::model::Transformer,
+        workload: &crate::workload::Workload,
+    ) -> u64 {
+        if self.built_from == Some(crate::decoder::Blueprint::of(model, workload)) {
+            self.parameters
+        } else {
+            model.parameters()
         }
     }
 
@@ -262,6 +287,7 @@ impl OpGraph {
         self.layers = layers;
         self.built_from = None;
         self.live_valid = false;
+        self.model_checked = false;
     }
 
     /// Adds a tensor of `elements` elements stored in `precision` and returns its id.
