@@ -206,7 +206,7 @@ fn value(
         ));
     }
     let x = v * k / div;
-    if !(x <= MAX_COUNTER) {
+    if x.is_nan() || x > MAX_COUNTER {
         return Err(at_line(
             origin,
             line,
