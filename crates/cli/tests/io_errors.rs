@@ -290,8 +290,11 @@ fn write_chip_never_writes_a_chip_that_hardware_refuses() -> Result<(), Box<dyn 
         ("-1", "field 4 (`GFLOPS`) is -1"),
         ("0", "field 4 (`GFLOPS`) is 0"),
         ("nan", "not a finite number"),
-        // 1e10 GFLOP/s = 1e19 FLOP/s: above the 1e18 FLOP/s a chip file may hold.
-        ("1e10", "is not plausible"),
+        // 1e10 GFLOP/s = 1e19 FLOP/s: above the 1e18 FLOP/s of any chip, refused by the reader.
+        ("1e10", "beyond any chip"),
+        // 1e-4 GFLOP/s = 1e5 FLOP/s: a measured rate the reader takes, below the 1e6 FLOP/s a
+        // chip file may hold, so the chip check before writing refuses it.
+        ("0.0001", "is not plausible"),
     ] {
         let log = dir.path().join("m.log");
         std::fs::write(&log, mixbench_row(gflops))?;
