@@ -353,7 +353,9 @@ mod tests {
         // JSON has no infinity: serde_json writes a non-finite number as null.
         assert_eq!(
             String::from_utf8(out)?,
-            "{\n  \"alpha\": 0.5,\n  \"schema_version\": 2,\n  \"zeta\": null\n}\n"
+            format!(
+                "{{\n  \"alpha\": 0.5,\n  \"schema_version\": {SCHEMA_VERSION},\n  \"zeta\": null\n}}\n"
+            )
         );
         Ok(())
     }
