@@ -10,7 +10,7 @@
 //! ([`Workload::kv_len`]), d hidden, h heads, g kv heads, e head_dim, f intermediate, V vocab;
 //! w, a, c bytes per element of weights, activations, KV cache.
 
-use crate::graph::{Emit, OpGraph, Reshape, Role, Span, TensorId, TensorRole};
+use crate::graph::{Built, Emit, OpGraph, Reshape, Role, Span, TensorId, TensorRole};
 use crate::model::{
     Activation, Mla, MlpKind, Moe, Naming, NormKind, Positions, Transformer, Variant,
 };
@@ -30,8 +30,10 @@ use crate::workload::{Stage, Workload};
 pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
     let mut gr = OpGraph::new(model.layers);
     emit(model, workload, &mut gr);
-    gr.parameters = model.parameters();
-    gr.built_from = Some(Blueprint::of(model, workload));
+    gr.built = Some(Built::new(
+        Blueprint::of(model, workload),
+        model.parameters(),
+    ));
     gr
 }
 
@@ -49,7 +51,7 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
 /// Both are assumed validated ([`Transformer::validate`], [`Workload::validate`]).
 pub fn build_into(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
     let blueprint = Blueprint::of(model, workload);
-    if gr.built_from == Some(blueprint) {
+    if gr.built.is_some_and(|b| b.blueprint == blueprint) {
         let mut same = Reshape::new(gr);
         emit(model, workload, &mut same);
         if same.finish() {
@@ -64,8 +66,7 @@ pub fn build_into(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
     }
     gr.clear(model.layers);
     emit(model, workload, gr);
-    gr.parameters = model.parameters();
-    gr.built_from = Some(blueprint);
+    gr.built = Some(Built::new(blueprint, model.parameters()));
 }
 
 /// [`emit`] for the tests of [`crate::graph`]'s writers.

@@ -186,6 +186,11 @@ pub fn validate(
     reserve: Reserve,
 ) -> Result<(), AnalysisError> {
     model.validate().map_err(AnalysisError::Model)?;
+    validate_run(workload, reserve)
+}
+
+/// [`validate`] without the model: the checks a new batch, length or reserve needs.
+fn validate_run(workload: &Workload, reserve: Reserve) -> Result<(), AnalysisError> {
     workload.validate().map_err(AnalysisError::Workload)?;
     reserve.validate().map_err(AnalysisError::Reserve)
 }
@@ -414,19 +419,21 @@ pub fn analyze_into(
 ) -> Result<(), AnalysisError> {
     // A model's validity depends only on its shape, which the blueprint holds whole: when the
     // graph was built from a validated model of this blueprint, the check is not repeated.
-    let checked = out.graph.model_checked
-        && out.graph.built_from == Some(crate::decoder::Blueprint::of(model, workload));
+    let blueprint = crate::decoder::Blueprint::of(model, workload);
+    let checked = out
+        .graph
+        .built
+        .is_some_and(|b| b.model_checked && b.blueprint == blueprint);
     let inputs = if checked {
-        workload
-            .validate()
-            .map_err(AnalysisError::Workload)
-            .and_then(|()| reserve.validate().map_err(AnalysisError::Reserve))
+        validate_run(workload, reserve)
     } else {
         validate(model, workload, reserve)
     };
     let result = inputs.and_then(|()| {
         build_into(model, workload, &mut out.graph);
-        out.graph.model_checked = true;
+        if let Some(b) = &mut out.graph.built {
+            b.model_checked = true;
+        }
         evaluate(model, workload, device, reserve, out)
     });
     if result.is_err() {

@@ -15,7 +15,7 @@ use crate::precision::Precision;
 use crate::units::Bytes;
 
 /// What a graph builder writes to, in forward order: [`OpGraph`] itself (appending; the
-/// builder sets [`OpGraph::built_from`] when done) or a [`Reshape`] of it.
+/// builder sets [`OpGraph::built`] when done) or a [`Reshape`] of it.
 pub(crate) trait Emit {
     /// A tensor of `bytes` stored in `precision`; returns its id.
     fn tensor_bytes(
@@ -35,7 +35,12 @@ pub(crate) trait Emit {
         precision: Precision,
         role: TensorRole,
     ) -> TensorId {
-        self.tensor_bytes(name, Bytes(elements * precision.bytes()), precision, role)
+        self.tensor_bytes(
+            name,
+            super::tensor_size(elements, precision),
+            precision,
+            role,
+        )
     }
 
     /// A node ([`OpGraph::node`]).
@@ -195,7 +200,7 @@ mod tests {
                 build_into(&m, w, &mut g);
                 assert_eq!(g, build_graph(&m, w));
                 let mut scanned = g.clone();
-                scanned.built_from = None;
+                scanned.built = None;
                 assert_eq!(
                     g.peak_live_activations(),
                     scanned.peak_live_activations(),

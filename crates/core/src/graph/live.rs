@@ -74,18 +74,20 @@ impl OpGraph {
     }
 
     /// Whether [`OpGraph::index_live`] holds this graph's intervals: it was indexed since the
-    /// graph was last cleared, and nothing was appended since (which clears
-    /// [`OpGraph::built_from`]).
+    /// decoder built the graph, and nothing was appended since (which clears
+    /// [`OpGraph::built`]).
     #[inline(always)]
     pub(crate) fn live_indexed(&self) -> bool {
-        self.built_from.is_some() && self.live_valid
+        self.built.is_some_and(|b| b.live_indexed)
     }
 
     /// Indexes the activation tensors' intervals for [`OpGraph::peak_live_activations`], for a
     /// graph the decoder built and rewrites in place (which keeps the intervals).
     pub(crate) fn index_live(&mut self) {
         self.live.clear();
-        self.live_valid = true;
+        if let Some(b) = &mut self.built {
+            b.live_indexed = true;
+        }
         for (i, t) in self.tensors.iter().enumerate() {
             if t.role == TensorRole::Activation {
                 let (from, to) = t.alive();

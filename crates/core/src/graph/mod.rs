@@ -63,6 +63,12 @@ pub struct Tensor {
     last_read: u32,
 }
 
+/// The bytes of `elements` elements stored in `precision`.
+#[inline(always)]
+pub(crate) fn tensor_size(elements: f64, precision: Precision) -> Bytes {
+    Bytes(elements * precision.bytes())
+}
+
 /// No node: a tensor nothing writes (a weight, an input) or nothing reads (the logits).
 const NO_NODE: u32 = u32::MAX;
 
@@ -207,24 +213,41 @@ pub struct OpGraph {
     nodes: Vec<Node>,
     /// Decoder blocks of the model.
     pub layers: u64,
-    /// What the decoder built it from, while it holds nothing else: lets
+    /// What the decoder built it from, while it holds nothing else ([`Built`]): lets
     /// [`crate::decoder::build_into`] rewrite sizes in place. Any other change clears it.
     #[serde(skip)]
-    pub(crate) built_from: Option<crate::decoder::Blueprint>,
-    /// The activation tensors' intervals ([`OpGraph::index_live`]), valid while `live_valid`
-    /// and `built_from` are set.
+    pub(crate) built: Option<Built>,
+    /// The activation tensors' intervals ([`OpGraph::index_live`]), valid while
+    /// [`Built::live_indexed`].
     #[serde(skip)]
     live: Vec<Interval>,
-    #[serde(skip)]
-    live_valid: bool,
-    /// [`crate::analysis::analyze_into`] validated the model `built_from` describes (its
-    /// validity is a function of that blueprint alone). Cleared with `built_from`'s graph.
-    #[serde(skip)]
-    pub(crate) model_checked: bool,
-    /// [`crate::model::Transformer::parameters`] of the model `built_from` describes (a
-    /// function of that blueprint), counted once when the decoder built the graph.
-    #[serde(skip)]
+}
+
+/// What the decoder built a graph from, and what follows from that blueprint alone: kept with
+/// the graph so a rebuild for a new batch or length does not derive it again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Built {
+    /// The model's shape, the stage and the attention form ([`crate::decoder::Blueprint`]).
+    pub(crate) blueprint: crate::decoder::Blueprint,
+    /// [`crate::model::Transformer::parameters`] of that model.
     pub(crate) parameters: u64,
+    /// [`crate::analysis::analyze_into`] validated that model (its validity is a function of
+    /// the blueprint alone).
+    pub(crate) model_checked: bool,
+    /// [`OpGraph::index_live`] holds this graph's activation intervals.
+    pub(crate) live_indexed: bool,
+}
+
+impl Built {
+    /// A graph just built from `blueprint`, of a model of `parameters` parameters.
+    pub(crate) fn new(blueprint: crate::decoder::Blueprint, parameters: u64) -> Self {
+        Self {
+            blueprint,
+            parameters,
+            model_checked: false,
+            live_indexed: false,
+        }
+    }
 }
 
 impl PartialEq for OpGraph {
@@ -245,11 +268,8 @@ impl OpGraph {
             tensors: Vec::with_capacity(TENSORS_HINT),
             nodes: Vec::with_capacity(NODES_HINT),
             layers,
-            built_from: None,
+            built: None,
             live: Vec::new(),
-            live_valid: false,
-            model_checked: false,
-            parameters: 0,
         }
     }
 
@@ -261,10 +281,11 @@ impl OpGraph {
         model: &crate::model::Transformer,
         workload: &crate::workload::Workload,
     ) -> u64 {
-        if self.built_from == Some(crate::decoder::Blueprint::of(model, workload)) {
-            self.parameters
-        } else {
-            model.parameters()
+        match self.built {
+            Some(b) if b.blueprint == crate::decoder::Blueprint::of(model, workload) => {
+                b.parameters
+            }
+            _ => model.parameters(),
         }
     }
 
@@ -285,9 +306,7 @@ impl OpGraph {
         self.tensors.clear();
         self.nodes.clear();
         self.layers = layers;
-        self.built_from = None;
-        self.live_valid = false;
-        self.model_checked = false;
+        self.built = None;
     }
 
     /// Adds a tensor of `elements` elements stored in `precision` and returns its id.
@@ -299,7 +318,7 @@ impl OpGraph {
         precision: Precision,
         role: TensorRole,
     ) -> TensorId {
-        self.tensor_bytes(name, Bytes(elements * precision.bytes()), precision, role)
+        self.tensor_bytes(name, tensor_size(elements, precision), precision, role)
     }
 
     /// Adds a tensor of a given size in bytes and returns its id.
@@ -311,7 +330,7 @@ impl OpGraph {
         precision: Precision,
         role: TensorRole,
     ) -> TensorId {
-        self.built_from = None;
+        self.built = None;
         self.push_tensor(name, bytes, precision, role)
     }
 
@@ -347,7 +366,7 @@ impl OpGraph {
         inputs: &[TensorId],
         outputs: &[TensorId],
     ) {
-        self.built_from = None;
+        self.built = None;
         self.push_node(name, role, span, op, inputs, outputs);
     }
 
