@@ -50,8 +50,21 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
 ///
 /// Both are assumed validated ([`Transformer::validate`], [`Workload::validate`]).
 pub fn build_into(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
-    let blueprint = Blueprint::of(model, workload);
-    if gr.built.is_some_and(|b| b.blueprint == blueprint) {
+    build_from(model, workload, Blueprint::of(model, workload), gr);
+}
+
+/// [`build_into`] for a caller that already has `blueprint`, which must be
+/// `Blueprint::of(model, workload)`; returns the model's parameter count
+/// ([`Transformer::parameters`]), kept with the graph.
+#[inline(always)]
+pub(crate) fn build_from(
+    model: &Transformer,
+    workload: &Workload,
+    blueprint: Blueprint,
+    gr: &mut OpGraph,
+) -> u64 {
+    debug_assert_eq!(blueprint, Blueprint::of(model, workload));
+    if let Some(built) = gr.built.filter(|b| b.blueprint == blueprint) {
         let mut same = Reshape::new(gr);
         emit(model, workload, &mut same);
         if same.finish() {
@@ -61,12 +74,14 @@ pub fn build_into(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
                 gr.index_live();
             }
             debug_assert_eq!(*gr, build_graph(model, workload), "a rewrite in place");
-            return;
+            return built.parameters;
         }
     }
     gr.clear(model.layers);
     emit(model, workload, gr);
-    gr.built = Some(Built::new(blueprint, model.parameters()));
+    let parameters = model.parameters();
+    gr.built = Some(Built::new(blueprint, parameters));
+    parameters
 }
 
 /// [`emit`] for the tests of [`crate::graph`]'s writers.

@@ -153,10 +153,26 @@ pub fn footprint(
     capacity: Option<Bytes>,
     reserve: Reserve,
 ) -> MemoryFootprint {
+    let parameters = graph.parameters_of(model, workload);
+    footprint_of(parameters, model, workload, graph, capacity, reserve)
+}
+
+/// [`footprint`] for a caller that knows `model` has `parameters` parameters
+/// ([`Transformer::parameters`]).
+#[inline(always)]
+pub(crate) fn footprint_of(
+    parameters: u64,
+    model: &Transformer,
+    workload: &Workload,
+    graph: &OpGraph,
+    capacity: Option<Bytes>,
+    reserve: Reserve,
+) -> MemoryFootprint {
+    debug_assert_eq!(parameters, model.parameters());
     let p = workload.precisions;
     let LiveActivations { bytes, at } = graph.peak_live_activations();
     MemoryFootprint {
-        weights: Bytes(graph.parameters_of(model, workload) as f64 * p.weight_bytes()),
+        weights: Bytes(parameters as f64 * p.weight_bytes()),
         kv_cache: model.kv_cache_bytes(workload.batch, workload.kv_len(), p.kv),
         activations: bytes,
         activations_at: at,

@@ -39,10 +39,10 @@
 //! for bit, memory footprint included (a test checks it).
 
 use crate::analysis::{walk, AnalysisError, ChipRoofs, Totals};
-use crate::decoder::{build_graph, build_into};
+use crate::decoder::{build_from, build_graph, Blueprint};
 use crate::device::Device;
 use crate::graph::{OpGraph, Role, Span};
-use crate::memory::{footprint, MemoryFootprint, Reserve};
+use crate::memory::{footprint_of, MemoryFootprint, Reserve};
 use crate::model::Transformer;
 use crate::ops::{Cost, OpKind};
 use crate::roofline::Bound;
@@ -475,7 +475,7 @@ fn evaluate_point(
 ) {
     let device = &spec.devices[group.device];
     let w = group.workload(batch, spec.flash_attention);
-    build_into(spec.model, &w, graph);
+    let parameters = build_from(spec.model, &w, Blueprint::of(spec.model, &w), graph);
     // The roofs were resolved when the group was planned: no error is left to meet here.
     let Ok(roofs) = ChipRoofs::new(device, w.precisions.act) else {
         return;
@@ -498,7 +498,14 @@ fn evaluate_point(
         batch,
         tokens_per_seq: w.tokens_per_seq(),
         totals,
-        memory: footprint(spec.model, &w, graph, device.capacity(), spec.reserve),
+        memory: footprint_of(
+            parameters,
+            spec.model,
+            &w,
+            graph,
+            device.capacity(),
+            spec.reserve,
+        ),
     };
 }
 

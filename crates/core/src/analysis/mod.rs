@@ -12,10 +12,10 @@ pub(crate) mod tests;
 
 pub use roofs::{peak_for, ChipRoofs};
 
-use crate::decoder::build_into;
+use crate::decoder::{build_from, Blueprint};
 use crate::device::{Device, DeviceError};
 use crate::graph::{OpGraph, Role, Span};
-use crate::memory::{footprint, MemoryFootprint, Reserve};
+use crate::memory::{footprint_of, MemoryFootprint, Reserve};
 use crate::model::{ModelError, Transformer};
 use crate::ops::{Compute, Cost, OpKind};
 use crate::roofline::{Roof, RooflinePoint};
@@ -316,6 +316,21 @@ pub fn evaluate(
     reserve: Reserve,
     out: &mut StageAnalysis,
 ) -> Result<(), AnalysisError> {
+    let parameters = out.graph.parameters_of(model, workload);
+    evaluate_with(parameters, model, workload, device, reserve, out)
+}
+
+/// [`evaluate`] for a caller that knows `model` has `parameters` parameters
+/// ([`Transformer::parameters`]).
+#[inline(always)]
+fn evaluate_with(
+    parameters: u64,
+    model: &Transformer,
+    workload: &Workload,
+    device: &Device,
+    reserve: Reserve,
+    out: &mut StageAnalysis,
+) -> Result<(), AnalysisError> {
     out.rows.clear();
     out.warnings.clear();
     reserve
@@ -333,7 +348,14 @@ pub fn evaluate(
             return Err(e.into());
         }
     };
-    let memory = footprint(model, workload, &out.graph, device.capacity(), reserve);
+    let memory = footprint_of(
+        parameters,
+        model,
+        workload,
+        &out.graph,
+        device.capacity(),
+        reserve,
+    );
     if memory.fits() == Some(false) {
         out.warnings.push(format!(
             "weights + KV cache + activations + runtime reserve need {:.1} GB, more than the \
@@ -419,7 +441,7 @@ pub fn analyze_into(
 ) -> Result<(), AnalysisError> {
     // A model's validity depends only on its shape, which the blueprint holds whole: when the
     // graph was built from a validated model of this blueprint, the check is not repeated.
-    let blueprint = crate::decoder::Blueprint::of(model, workload);
+    let blueprint = Blueprint::of(model, workload);
     let checked = out
         .graph
         .built
@@ -430,11 +452,11 @@ pub fn analyze_into(
         validate(model, workload, reserve)
     };
     let result = inputs.and_then(|()| {
-        build_into(model, workload, &mut out.graph);
+        let parameters = build_from(model, workload, blueprint, &mut out.graph);
         if let Some(b) = &mut out.graph.built {
             b.model_checked = true;
         }
-        evaluate(model, workload, device, reserve, out)
+        evaluate_with(parameters, model, workload, device, reserve, out)
     });
     if result.is_err() {
         out.reset(workload);
