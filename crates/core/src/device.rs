@@ -169,6 +169,11 @@ pub struct Device {
     pub interconnect: Option<Link>,
     /// Link to the host, where known.
     pub host_link: Option<Link>,
+    /// The node the chip is sold in (GPUs per node, the links inside and between nodes),
+    /// where it has one: the system `--hardware CHIP --devices N` builds
+    /// ([`crate::comm::System::of_chip`]).
+    #[serde(default)]
+    pub platform: Option<crate::comm::Platform>,
     /// Caveats about the figures (conflicts, derivations, unverified values).
     pub notes: Vec<String>,
 }
@@ -365,6 +370,7 @@ impl Device {
                 launch_overhead: Cited::new(Seconds::ZERO, "not given"),
                 interconnect: None,
                 host_link: None,
+                platform: None,
                 notes: Vec::new(),
             },
         }
@@ -441,6 +447,11 @@ impl DeviceBuilder {
     /// The chip-to-chip fabric.
     pub fn interconnect(mut self, link: Link) -> Self {
         self.device.interconnect = Some(link);
+        self
+    }
+    /// The node the chip is sold in ([`Device::platform`]).
+    pub fn platform(mut self, platform: crate::comm::Platform) -> Self {
+        self.device.platform = Some(platform);
         self
     }
     /// The link to the host.

@@ -66,6 +66,7 @@ pub fn h100_sxm() -> Device {
         launch_overhead: Cited::new(Seconds(5e-6), "typical"),
         interconnect: None,
         host_link: None,
+        platform: None,
         notes: vec![],
     }
 }
@@ -94,6 +95,7 @@ pub fn a6000() -> Device {
         launch_overhead: Cited::new(Seconds(5e-6), "typical"),
         interconnect: None,
         host_link: None,
+        platform: None,
         notes: vec![],
     }
 }

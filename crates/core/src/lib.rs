@@ -3,7 +3,8 @@
 //! The pure cost model of `roofline`: values in, values out. No I/O, no clock, no printing.
 //!
 //! - [`units`]: FLOP, bytes, seconds and their ratios as types.
-//! - [`precision`], [`device`]: number formats and chips.
+//! - [`precision`], [`device`]: number formats and chips; [`comm`]: the links between chips,
+//!   systems of many, and the collectives they run.
 //! - [`ops`]: operators and their cost (FLOPs, bytes read and written), each written once over
 //!   [`formula::Arith`]: computed in f64, or recorded as the formula a derivation prints.
 //! - [`roofline`]: intensity, ridge point, bound, attainable FLOP/s, time.
@@ -34,6 +35,7 @@
 
 pub mod analysis;
 pub mod cited;
+pub mod comm;
 pub mod decoder;
 pub mod device;
 pub mod explain;

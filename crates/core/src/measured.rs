@@ -362,6 +362,7 @@ impl Measurement {
             launch_overhead: launch,
             interconnect: None,
             host_link: None,
+            platform: None,
             notes,
         }
     }

@@ -591,6 +591,7 @@ mod tests {
             launch_overhead: Cited::new(Seconds(1e-6), "test"),
             interconnect: None,
             host_link: None,
+            platform: None,
             notes: vec![],
         }
     }

@@ -31,7 +31,7 @@
 //! #     bandwidth: Some(Cited::new(BytesPerSec(3.35e12), "datasheet")), capacity: None }],
 //! #   sm_count: None, shared_memory_per_sm: None,
 //! #   launch_overhead: Cited::new(Seconds(5e-6), "typical"), interconnect: None,
-//! #   host_link: None, notes: vec![] };
+//! #   host_link: None, platform: None, notes: vec![] };
 //! let op = Op::Gemm(Gemm::uniform(1, 4096, 4096, Precision::Bf16));
 //! let d = explain_op("gemm", &op, &device, Precision::Bf16)?;
 //! assert_eq!(d.steps[0].formula, "2·m·n·k");

@@ -182,6 +182,7 @@ impl EmpiricalRoof {
             ),
             interconnect: None,
             host_link: None,
+            platform: None,
             notes,
         })
     }

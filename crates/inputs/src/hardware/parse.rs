@@ -225,6 +225,7 @@ pub fn parse_device(text: &str, origin: &str) -> Result<Device, InputError> {
         launch_overhead: compute.launch_overhead,
         interconnect: checked_link(origin, "interconnect", file.interconnect)?,
         host_link: checked_link(origin, "host", file.host)?,
+        platform: None,
         notes: file.notes,
     })
 }

@@ -1,0 +1,1 @@
+//! What a collective over a group of devices costs on a fabric.
