@@ -51,6 +51,7 @@ pub mod mfu;
 pub mod model;
 pub mod one_op;
 pub mod ops;
+pub mod parallel;
 pub mod precision;
 pub mod prediction;
 pub mod profile;

@@ -270,7 +270,7 @@ impl RidgeDistance {
             Bound::Memory if i > 0.0 => r / i,
             Bound::Memory => f64::INFINITY,
             Bound::Compute if r > 0.0 => i / r,
-            Bound::Compute => f64::INFINITY,
+            Bound::Compute | Bound::Network | Bound::Latency => f64::INFINITY,
         };
         Self {
             factor,

@@ -439,6 +439,8 @@ pub fn diagnose(row: &SuiteKernelCheck) -> Option<String> {
             rate(row.achieved_bandwidth.get(), "B/s"),
             rate(main.bandwidth.get(), "B/s"),
         ),
+        // Kernels timed on one chip never run on a link.
+        (Bound::Network | Bound::Latency, _) => return None,
     };
     if slower && row.bound == Bound::Memory && row.cost.bytes_written.get() > 0.0 {
         // Write-allocate: each written byte is also read.

@@ -22,6 +22,12 @@ pub enum Bound {
     Memory,
     /// Arithmetic intensity at or above the ridge point: limited by peak FLOP/s.
     Compute,
+    /// A collective whose bytes on the link take longer than its fixed latency: limited by the
+    /// link's bandwidth.
+    Network,
+    /// A collective whose fixed per-step latency (α) exceeds its transfer time: limited by
+    /// latency, not bandwidth.
+    Latency,
 }
 
 impl fmt::Display for Bound {
@@ -29,6 +35,8 @@ impl fmt::Display for Bound {
         f.write_str(match self {
             Bound::Memory => "memory",
             Bound::Compute => "compute",
+            Bound::Network => "network",
+            Bound::Latency => "latency",
         })
     }
 }

@@ -297,6 +297,7 @@ impl SweepPoint {
                 bytes_written: Bytes(0.0),
             },
             time: Seconds(0.0),
+            communication: Seconds(0.0),
             kernels: 0,
             launch_overhead: Seconds(0.0),
         },

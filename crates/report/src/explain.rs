@@ -90,6 +90,13 @@ pub fn conclusion(d: &Derivation) -> String {
             human_seconds(p.time.get()),
             human(r.cost.flops.get(), "FLOP")
         ),
+        Bound::Network | Bound::Latency => format!(
+            "{} is a collective: no FLOPs, {} on the link, {} ({}-bound).",
+            d.name,
+            human_bytes(r.link.map_or(0.0, |l| l.traffic.get())),
+            human_seconds(p.time.get()),
+            p.bound
+        ),
     }
 }
 

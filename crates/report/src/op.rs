@@ -40,6 +40,7 @@ pub fn ridge_distance_text(row: &OpRow) -> String {
     match d.bound {
         Bound::Memory => format!("{n}× below"),
         Bound::Compute => format!("{n}× above"),
+        Bound::Network | Bound::Latency => "on the link".into(),
     }
 }
 

@@ -219,6 +219,7 @@ pub fn run(a: &OpArgs, out: &mut dyn Write) -> Result<(), CliError> {
             .map(|r| match r.compute {
                 Compute::Matrix(p) => format!("{}: {p} matrix peak", r.name),
                 Compute::Vector => format!("{}: fp32 vector peak", r.name),
+                Compute::Network => format!("{}: link bandwidth", r.name),
             })
             .collect();
         let chart = RooflineChart::for_ops(&title, &peaks.join(" · "), &device, &rows, c.precision)

@@ -50,6 +50,46 @@ pub struct OpRow {
     pub roof: Roof,
     /// Launch overhead of one execution (one kernel), seconds.
     pub launch_overhead: Seconds,
+    /// For a collective ([`crate::ops::Communication`]), its time on the link; its row has no
+    /// FLOPs and no main-memory bytes, and [`OpRow::roof`] holds the link's bandwidth.
+    pub link: Option<LinkTime>,
+}
+
+/// A collective's time on its link: the α–β model's two terms ([`crate::comm::collective`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LinkTime {
+    /// Bytes one rank sends on the link.
+    pub traffic: crate::units::Bytes,
+    /// The latency term, seconds.
+    pub latency: Seconds,
+    /// The bandwidth term (traffic / link bandwidth), seconds.
+    pub transfer: Seconds,
+}
+
+impl LinkTime {
+    /// Latency + transfer, seconds.
+    #[inline]
+    pub fn time(&self) -> Seconds {
+        self.latency + self.transfer
+    }
+
+    /// The collective on the link's roof: no FLOPs, bound by the larger of its two terms.
+    pub fn point(&self) -> RooflinePoint {
+        let zero = crate::units::FlopPerByte(0.0);
+        RooflinePoint {
+            intensity: zero,
+            ridge: zero,
+            bound: if self.latency > self.transfer {
+                crate::roofline::Bound::Latency
+            } else {
+                crate::roofline::Bound::Network
+            },
+            attainable: FlopPerSec(0.0),
+            compute_time: Seconds(0.0),
+            memory_time: self.transfer,
+            time: self.time(),
+        }
+    }
 }
 
 impl OpRow {
@@ -59,17 +99,21 @@ impl OpRow {
         self.roof.peak
     }
 
-    /// The operator on the roofline, one execution ([`Roof::evaluate`] of its cost).
+    /// The operator on the roofline, one execution ([`Roof::evaluate`] of its cost), or a
+    /// collective on its link ([`LinkTime::point`]).
     #[inline]
     pub fn point(&self) -> RooflinePoint {
-        self.roof.evaluate(&self.cost)
+        match &self.link {
+            None => self.roof.evaluate(&self.cost),
+            Some(l) => l.point(),
+        }
     }
 }
 
 impl Serialize for OpRow {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("OpRow", 11)?;
+        let mut st = s.serialize_struct("OpRow", 12)?;
         st.serialize_field("name", self.name)?;
         st.serialize_field("role", &self.role)?;
         st.serialize_field("kind", &self.kind)?;
@@ -81,6 +125,11 @@ impl Serialize for OpRow {
         st.serialize_field("bandwidth", &self.roof.bandwidth)?;
         st.serialize_field("point", &self.point())?;
         st.serialize_field("launch_overhead", &self.launch_overhead)?;
+        if let Some(link) = &self.link {
+            st.serialize_field("link", link)?;
+        } else {
+            st.skip_field("link")?;
+        }
         st.end()
     }
 }
@@ -96,6 +145,9 @@ pub struct Totals {
     pub kernels: u64,
     /// Launch overhead: kernels × the overhead of one launch, seconds.
     pub launch_overhead: Seconds,
+    /// The part of [`Totals::time`] spent in collectives on links, seconds (each run after
+    /// the other, as the serial sum is; [`crate::parallel::schedule`] overlaps them).
+    pub communication: Seconds,
 }
 
 impl Totals {
@@ -237,6 +289,10 @@ impl<'r, 'd> Walk<'r, 'd> {
     #[inline(always)]
     fn row(&mut self, node: &crate::graph::Node) -> OpRow {
         let (kind, cost, compute) = (node.kind(), node.cost(), node.compute());
+        let count = node.count();
+        if let (Compute::Network, crate::ops::Op::Communication(c)) = (compute, node.op()) {
+            return self.link_row(node, c, count);
+        }
         let roof = match self.roofs.roof_of(compute) {
             Some(roof) => roof,
             None => {
@@ -247,7 +303,6 @@ impl<'r, 'd> Walk<'r, 'd> {
                 }
             }
         };
-        let count = node.count();
         self.totals.add_node(&cost, roof.time(&cost), count);
         OpRow {
             name: node.name,
@@ -259,6 +314,41 @@ impl<'r, 'd> Walk<'r, 'd> {
             compute,
             roof,
             launch_overhead: self.roofs.launch,
+            link: None,
+        }
+    }
+
+    /// The row of a collective: no FLOPs or main-memory bytes, its time on the link it was
+    /// priced for.
+    #[cold]
+    fn link_row(
+        &mut self,
+        node: &crate::graph::Node,
+        c: &crate::ops::Communication,
+        count: u64,
+    ) -> OpRow {
+        let link = LinkTime {
+            traffic: c.traffic,
+            latency: c.latency,
+            transfer: c.transfer,
+        };
+        let cost = Cost::default();
+        self.totals.add_node(&cost, link.time(), count);
+        self.totals.communication += link.time() * count as f64;
+        OpRow {
+            name: node.name,
+            role: node.role,
+            kind: node.kind(),
+            span: node.span,
+            count,
+            cost,
+            compute: Compute::Network,
+            roof: Roof {
+                peak: FlopPerSec(0.0),
+                bandwidth: c.link,
+            },
+            launch_overhead: self.roofs.launch,
+            link: Some(link),
         }
     }
 

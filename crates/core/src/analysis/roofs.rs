@@ -17,7 +17,10 @@ pub fn peak_for(
 ) -> Result<FlopPerSec, DeviceError> {
     match compute {
         Compute::Matrix(p) => device.peak(p),
-        Compute::Vector => device.peak(Precision::Fp32).or_else(|_| device.peak(act)),
+        // A collective does no FLOPs: its roof is the link's ([`crate::ops::Communication`]).
+        Compute::Vector | Compute::Network => {
+            device.peak(Precision::Fp32).or_else(|_| device.peak(act))
+        }
     }
 }
 
@@ -48,7 +51,7 @@ pub(crate) fn precision_index(p: Precision) -> usize {
 fn compute_index(compute: Compute) -> usize {
     match compute {
         Compute::Matrix(p) => precision_index(p),
-        Compute::Vector => Precision::ALL.len(),
+        Compute::Vector | Compute::Network => Precision::ALL.len(),
     }
 }
 
@@ -110,7 +113,7 @@ impl<'d> ChipRoofs<'d> {
     pub(crate) fn missing_peak(&self, compute: Compute) -> DeviceError {
         self.device.no_peak(match compute {
             Compute::Matrix(p) => p,
-            Compute::Vector => self.act,
+            Compute::Vector | Compute::Network => self.act,
         })
     }
 

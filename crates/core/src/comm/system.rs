@@ -195,7 +195,7 @@ impl System {
 
 /// Where the ranks of one collective sit: `ranks` in all, `ranks_per_node` of them in each node
 /// (so `ranks / ranks_per_node` nodes, joined by the scale-out network).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Group {
     /// Ranks in the group.
     pub ranks: u32,

@@ -147,6 +147,10 @@ fn flash_meaning(o: &crate::ops::FlashAttention, symbol: &str) -> Option<Meaning
 /// Where `op`'s cost formula comes from.
 fn source(op: &Op) -> &'static str {
     match op {
+        Op::Communication(_) => {
+            "a collective (comm::collective; docs/parallelism.md): no FLOPs and no main-memory \
+             bytes of its own, its time on the link"
+        }
         Op::Gemm(_) => GEMM_SOURCE,
         Op::BatchedMatmul(_) => BMM_SOURCE,
         Op::Elementwise(_) => ELEMENTWISE_SOURCE,

@@ -25,6 +25,10 @@ pub(super) fn pass_steps(span: Span, row: &OpRow, stage: &StageAnalysis) -> [Ste
             "1 (once per forward pass)",
             "docs/cost-model.md §2: embed_tokens, norm and lm_head run once",
         ),
+        Span::StageBoundaries { .. } => (
+            "p − 1 (once between each two pipeline stages)",
+            "docs/parallelism.md: activations cross each stage boundary once per step",
+        ),
     };
     let count = row.count as f64;
     let t = row.point().time.get();

@@ -24,6 +24,10 @@ fn peak_source(device: &Device, compute: Compute, act: Precision) -> (String, St
             format!("dense {p} matrix peak (tensor cores; never a 2:4-sparse figure)"),
             cited(p),
         ),
+        Compute::Network => (
+            "the link's bandwidth (a collective does no FLOPs)".into(),
+            "comm::collective".into(),
+        ),
         Compute::Vector => {
             if device.peak_cited(Precision::Fp32).is_some() {
                 (
@@ -133,6 +137,8 @@ fn bound_step(row: &OpRow) -> Step {
         Bound::Compute if d == 0.0 => ("no bytes moved".to_string(), "compute-bound"),
         Bound::Compute => (format!("I = {} ≥ R = {}", pn(i), pn(r)), "compute-bound"),
         Bound::Memory => (format!("I = {} < R = {}", pn(i), pn(r)), "memory-bound"),
+        Bound::Network => ("transfer > latency".to_string(), "network-bound"),
+        Bound::Latency => ("latency > transfer".to_string(), "latency-bound"),
     };
     Step {
         quantity: "bound".into(),
@@ -205,17 +211,19 @@ fn distance_step(row: &OpRow) -> Step {
     let (i, r) = (p.intensity.get(), p.ridge.get());
     let pn = plain_number;
     let dist = RidgeDistance::of(p);
-    match dist.bound {
-        _ if f == 0.0 => Step {
-            quantity: "distance from the ridge".into(),
-            symbol: String::new(),
-            formula: "R / I".into(),
-            substituted: format!("{} / 0", pn(r)),
-            outcome: Outcome::Verdict {
-                text: "no FLOPs: pure data movement, bound by bandwidth at any intensity".into(),
-            },
-            source: ROOFLINE_SOURCE.into(),
+    let movement = || Step {
+        quantity: "distance from the ridge".into(),
+        symbol: String::new(),
+        formula: "R / I".into(),
+        substituted: format!("{} / 0", pn(r)),
+        outcome: Outcome::Verdict {
+            text: "no FLOPs: pure data movement, bound by bandwidth at any intensity".into(),
         },
+        source: ROOFLINE_SOURCE.into(),
+    };
+    match dist.bound {
+        _ if f == 0.0 => movement(),
+        Bound::Network | Bound::Latency => movement(),
         Bound::Memory => qty(
             "distance below the ridge (how many times the intensity must grow to reach it)",
             "",

@@ -115,6 +115,17 @@ pub enum Role {
     FinalNorm,
     /// The output projection to the vocabulary.
     LmHead,
+    // ---- communication (added by the parallel passes) ----
+    /// The tensor-parallel all-reduce of a row-parallel output (after o_proj, down_proj, the
+    /// expert combine, the vocabulary-parallel embedding).
+    TpAllReduce,
+    /// Sequence parallelism's reduce-scatter in place of that all-reduce.
+    TpReduceScatter,
+    /// Sequence parallelism's all-gather of the normed tokens before a column-parallel linear,
+    /// or the all-gather of vocabulary-parallel logits.
+    TpAllGather,
+    /// Activations sent from one pipeline stage to the next.
+    PpSendRecv,
     // ---- outside a model ----
     /// An operator on its own or in a user-given chain (`roofline op`, `roofline fuse`).
     Operator,
@@ -134,6 +145,8 @@ pub enum Part {
     Moe,
     /// Final norm and lm_head.
     Head,
+    /// Collectives between devices.
+    Communication,
     /// No model: an operator or chain on its own.
     Standalone,
 }
@@ -155,6 +168,7 @@ impl Role {
             | ExpertGateMul | ExpertDownProj | SharedGateProj | SharedUpProj | SharedActivation
             | SharedGateMul | SharedDownProj | MoeCombine => Part::Moe,
             FinalNorm | LmHead => Part::Head,
+            TpAllReduce | TpReduceScatter | TpAllGather | PpSendRecv => Part::Communication,
             Operator => Part::Standalone,
         }
     }
@@ -244,6 +258,10 @@ impl Role {
             MlpResidual => "mlp_residual",
             FinalNorm => "final_norm",
             LmHead => "lm_head",
+            TpAllReduce => "tp_all_reduce",
+            TpReduceScatter => "tp_reduce_scatter",
+            TpAllGather => "tp_all_gather",
+            PpSendRecv => "pp_send_recv",
             Operator => "operator",
         }
     }

@@ -25,6 +25,11 @@ pub enum Span {
     },
     /// After the last block (final norm, lm_head): once per forward pass.
     Epilogue,
+    /// Between consecutive pipeline stages: `count` boundaries (stages − 1).
+    StageBoundaries {
+        /// Boundaries crossed in one step.
+        count: u64,
+    },
 }
 
 impl Span {
@@ -52,6 +57,7 @@ impl Span {
         match self {
             Span::Blocks { first, last } => last - first + 1,
             Span::Prologue | Span::Epilogue => 1,
+            Span::StageBoundaries { count } => count,
         }
     }
 
@@ -70,6 +76,9 @@ impl fmt::Display for Span {
             Span::Blocks { first, last } => write!(f, "blocks {first}–{last}"),
             Span::Prologue => f.write_str("before the blocks"),
             Span::Epilogue => f.write_str("after the blocks"),
+            Span::StageBoundaries { count } => {
+                write!(f, "between pipeline stages (×{count})")
+            }
         }
     }
 }

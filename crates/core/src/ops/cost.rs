@@ -68,6 +68,18 @@ impl From<CostTerms<f64>> for Cost {
 }
 
 impl<A: Arith> CostTerms<A> {
+    /// No FLOPs and no bytes (an operator whose work is on another roof, such as a collective).
+    pub fn zero(cx: A::Cx) -> Self
+    where
+        A::Cx: Copy,
+    {
+        Self {
+            flops: A::num(cx, 0.0),
+            bytes_read: A::num(cx, 0.0),
+            bytes_written: A::num(cx, 0.0),
+        }
+    }
+
     /// The three figures as f64.
     pub fn cost(&self) -> Cost {
         Cost::new(

@@ -36,11 +36,13 @@ pub enum OpKind {
     FlashAttention,
     /// Grouped GEMM of routed experts ([`crate::ops::ExpertGemm`]).
     ExpertGemm,
+    /// A collective between chips ([`crate::ops::Communication`]).
+    Communication,
 }
 
 impl OpKind {
     /// Every operator type, in declaration order.
-    pub const ALL: [OpKind; 11] = [
+    pub const ALL: [OpKind; 12] = [
         OpKind::Gemm,
         OpKind::BatchedMatmul,
         OpKind::Elementwise,
@@ -52,6 +54,7 @@ impl OpKind {
         OpKind::KvCacheWrite,
         OpKind::FlashAttention,
         OpKind::ExpertGemm,
+        OpKind::Communication,
     ];
 
     /// The short name (`gemm`, `batched_matmul`, `rmsnorm`, …), as the JSON and tables show it.
@@ -68,6 +71,7 @@ impl OpKind {
             OpKind::KvCacheWrite => "kv_cache_write",
             OpKind::FlashAttention => "flash_attention",
             OpKind::ExpertGemm => "expert_gemm",
+            OpKind::Communication => "communication",
         }
     }
 }

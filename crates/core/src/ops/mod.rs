@@ -7,6 +7,7 @@
 //! it is [`Op::cost`], recorded it is the formula `--explain` prints ([`crate::formula`]).
 
 mod attention;
+mod comm;
 mod cost;
 mod elementwise;
 mod embedding;
@@ -16,6 +17,7 @@ mod moe;
 mod norm;
 
 pub use attention::{causal_pairs, causal_pairs_of, windowed_pairs, CausalCount, FlashAttention};
+pub use comm::Communication;
 pub use cost::{Cost, CostTerms};
 pub use elementwise::{
     Elementwise, Rotary, Softmax, ADD_FLOPS_PER_ELEMENT, GELU_FLOPS_PER_ELEMENT,
@@ -42,6 +44,8 @@ pub enum Compute {
     /// Vector units (CUDA cores) in fp32: elementwise and reduction kernels upcast to fp32 and
     /// never use matrix units, so the fp32 vector peak applies.
     Vector,
+    /// A link between chips: a collective ([`Communication`]) runs on it, at its bandwidth.
+    Network,
 }
 
 /// One operator with its shapes and precisions.
@@ -70,6 +74,8 @@ pub enum Op {
     FlashAttention(FlashAttention),
     /// One projection of every routed expert of a mixture-of-experts MLP (grouped GEMM).
     ExpertGemm(ExpertGemm),
+    /// A collective between chips, on a link ([`Communication`]).
+    Communication(Communication),
 }
 
 impl Op {
@@ -90,6 +96,7 @@ impl Op {
             Op::KvCacheWrite(o) => o.cost(),
             Op::FlashAttention(o) => o.cost(),
             Op::ExpertGemm(o) => o.cost(),
+            Op::Communication(_) => Cost::default(),
         }
     }
 
@@ -108,6 +115,7 @@ impl Op {
             Op::KvCacheWrite(o) => o.cost_terms(cx),
             Op::FlashAttention(o) => o.cost_terms(cx),
             Op::ExpertGemm(o) => o.cost_terms(cx),
+            Op::Communication(_) => CostTerms::zero(cx),
         }
     }
 
@@ -119,6 +127,7 @@ impl Op {
             Op::BatchedMatmul(o) => Compute::Matrix(o.compute),
             Op::FlashAttention(o) => Compute::Matrix(o.act),
             Op::ExpertGemm(o) => Compute::Matrix(o.compute),
+            Op::Communication(_) => Compute::Network,
             _ => Compute::Vector,
         }
     }
@@ -144,6 +153,7 @@ impl Op {
             Op::KvCacheWrite(o) => (OpKind::KvCacheWrite, o.cost(), Compute::Vector),
             Op::FlashAttention(o) => (OpKind::FlashAttention, o.cost(), Compute::Matrix(o.act)),
             Op::ExpertGemm(o) => (OpKind::ExpertGemm, o.cost(), Compute::Matrix(o.compute)),
+            Op::Communication(_) => (OpKind::Communication, Cost::default(), Compute::Network),
         }
     }
 
@@ -162,6 +172,7 @@ impl Op {
             Op::KvCacheWrite(_) => OpKind::KvCacheWrite,
             Op::FlashAttention(_) => OpKind::FlashAttention,
             Op::ExpertGemm(_) => OpKind::ExpertGemm,
+            Op::Communication(_) => OpKind::Communication,
         }
     }
 }

@@ -113,8 +113,10 @@ fn peak_of(k: &ProfiledKernel, device: &Device) -> Result<(FlopPerSec, Precision
     let dominant = k.dominant_precision().unwrap_or(Precision::Fp32);
     let want = match k.compute {
         Some(Compute::Matrix(p)) => p,
-        Some(Compute::Vector) if device.peak(Precision::Fp32).is_ok() => Precision::Fp32,
-        Some(Compute::Vector) => dominant,
+        Some(Compute::Vector | Compute::Network) if device.peak(Precision::Fp32).is_ok() => {
+            Precision::Fp32
+        }
+        Some(Compute::Vector | Compute::Network) => dominant,
         None if k.tensor_instructions.is_some_and(|t| t > 0.0) => Precision::Fp16,
         None => dominant,
     };

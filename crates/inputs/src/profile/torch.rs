@@ -504,7 +504,7 @@ fn costed_kernel(
             };
             let flop_precision = match compute {
                 Compute::Matrix(p) => p,
-                Compute::Vector => s.precision,
+                Compute::Vector | Compute::Network => s.precision,
             };
             ProfiledKernel {
                 name,

@@ -124,6 +124,7 @@ pub fn compute_name(c: Compute) -> String {
     match c {
         Compute::Matrix(p) => p.name().to_string(),
         Compute::Vector => "fp32 vector".to_string(),
+        Compute::Network => "link".to_string(),
     }
 }
 

@@ -65,6 +65,7 @@ pub fn compute_name(c: Compute) -> String {
     match c {
         Compute::Matrix(p) => format!("{p} matrix"),
         Compute::Vector => "fp32 vector".into(),
+        Compute::Network => "link".into(),
     }
 }
 

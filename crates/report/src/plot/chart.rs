@@ -151,6 +151,8 @@ fn precisions_used(rows: &[OpRow], act: Precision) -> Vec<Precision> {
         let p = match r.compute {
             Compute::Matrix(p) => p,
             Compute::Vector => Precision::Fp32,
+            // A collective has no compute roof.
+            Compute::Network => continue,
         };
         if !out.contains(&p) {
             out.push(p);
@@ -167,6 +169,8 @@ pub fn tooltip(prefix: &str, row: &OpRow) -> Vec<String> {
     let p = &row.point();
     let dist = RidgeDistance::of(p);
     let side = match (dist.bound, row.cost.flops.get() == 0.0) {
+        (Bound::Network, _) => "a collective, bound by the link's bandwidth".to_string(),
+        (Bound::Latency, _) => "a collective, bound by the link's latency".to_string(),
         (_, true) => "no FLOPs".to_string(),
         (Bound::Memory, _) => format!("memory-bound, {:.1}× below the ridge", dist.factor),
         (Bound::Compute, _) => format!("compute-bound, {:.2}× above the ridge", dist.factor),

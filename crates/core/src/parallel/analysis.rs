@@ -1,0 +1,255 @@
+//! One stage of a model on many devices: the single-device graph sharded
+//! ([`super::shard`]), the pipeline's boundaries added, every node evaluated on the chip or
+//! its link, the step scheduled on two streams, and the memory one device holds.
+//!
+//! With p pipeline stages the graph keeps every block: its rows are the path of one step
+//! through the stages, each stage on its own devices, so its time is the latency of one step
+//! (Σ stages + the sends between them). A device holds ⌈L/p⌉ blocks at most, and with at
+//! least p micro-batches in flight the pipeline finishes a step's work every (step / p), the
+//! throughput [`ParallelStage::tokens_per_s`] reports.
+
+use super::layout::Layout;
+use super::schedule::{schedule, Schedule};
+use super::shard::{shard, ParallelError};
+use crate::analysis::{analyze, evaluate_rows, AnalysisError, OpRow, StageAnalysis, Totals};
+use crate::comm::collective::{collective_cost, AlgorithmChoice, Collective};
+use crate::comm::{Group, System};
+use crate::graph::{OpGraph, Role, Span, TensorRole};
+use crate::memory::{MemoryFootprint, Reserve};
+use crate::model::Transformer;
+use crate::ops::{Communication, Op};
+use crate::units::{Bytes, Seconds};
+use crate::workload::Workload;
+use serde::Serialize;
+use std::fmt;
+
+/// Why a parallel analysis could not be made.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ParallelAnalysisError {
+    /// The single-device analysis failed (model, workload, chip).
+    Analysis(AnalysisError),
+    /// The layout or the system.
+    Parallel(ParallelError),
+}
+
+impl fmt::Display for ParallelAnalysisError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParallelAnalysisError::Analysis(e) => e.fmt(f),
+            ParallelAnalysisError::Parallel(e) => e.fmt(f),
+        }
+    }
+}
+impl std::error::Error for ParallelAnalysisError {}
+
+/// One stage on a system under a layout.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParallelStage {
+    /// The layout.
+    pub layout: Layout,
+    /// Devices the layout uses (t · p).
+    pub devices: u64,
+    /// The workload.
+    pub workload: Workload,
+    /// The graph of one device (not serialised: the rows carry it).
+    #[serde(skip)]
+    pub graph: OpGraph,
+    /// One row per node of [`ParallelStage::graph`], collectives among them.
+    pub rows: Vec<OpRow>,
+    /// Serial sums over the rows (compute and communication one after the other).
+    pub totals: Totals,
+    /// The step on a compute and a communication stream.
+    pub schedule: Schedule,
+    /// What one device holds (the largest pipeline stage).
+    pub memory: MemoryFootprint,
+    /// The same stage on one device, for what the parallelism costs.
+    #[serde(skip)]
+    pub single: StageAnalysis,
+    /// Caveats.
+    pub warnings: Vec<String>,
+}
+
+impl ParallelStage {
+    /// The step time: the scheduled critical path plus the launch overhead, seconds.
+    pub fn step_time(&self) -> Seconds {
+        self.schedule.step + self.totals.launch_overhead
+    }
+
+    /// Tokens a replica finishes per second: the step's tokens over the step time, × p when
+    /// the pipeline is kept full (p micro-batches in flight).
+    pub fn tokens_per_s(&self) -> f64 {
+        let tokens = self.workload.tokens() as f64;
+        tokens / self.step_time().get() * f64::from(self.layout.pp)
+    }
+
+    /// What the parallelism costs: this step time against the single device's divided by the
+    /// devices (1 = perfect scaling; 2 = half the devices' worth is lost).
+    pub fn scaling_cost(&self) -> f64 {
+        let ideal = self.single.totals.time_with_launch().get() / self.devices as f64;
+        self.step_time().get() / ideal * (1.0 / f64::from(self.layout.pp))
+    }
+}
+
+/// Analyses `workload` of `model` on `system` under `layout`, keeping `reserve` of each
+/// device's memory.
+///
+/// # Errors
+/// An invalid model, workload, reserve or chip (as [`analyze`]); a layout that does not fit
+/// the model or the system; a collective the fabric cannot carry.
+pub fn analyze_parallel(
+    model: &Transformer,
+    workload: &Workload,
+    system: &System,
+    layout: Layout,
+    reserve: Reserve,
+) -> Result<ParallelStage, ParallelAnalysisError> {
+    let single =
+        analyze(model, workload, &system.chip, reserve).map_err(ParallelAnalysisError::Analysis)?;
+    let mut graph = shard(&single.graph, model, workload, layout, system)
+        .map_err(ParallelAnalysisError::Parallel)?;
+    if layout.pp > 1 {
+        add_stage_boundaries(&mut graph, model, workload, layout, system)
+            .map_err(ParallelAnalysisError::Parallel)?;
+    }
+    let devices = layout.devices();
+    if devices > system.devices() {
+        return Err(ParallelAnalysisError::Parallel(ParallelError::System(
+            crate::comm::SystemError::TooFewDevices {
+                needed: devices,
+                available: system.devices(),
+            },
+        )));
+    }
+    let rows = evaluate_rows(&graph, workload.precisions.act, &system.chip)
+        .map_err(|e| ParallelAnalysisError::Analysis(AnalysisError::Device(e)))?;
+    let mut totals = Totals::default();
+    for r in &rows {
+        let time = r.point().time;
+        totals.add_node(&r.cost, time, r.count);
+        if r.link.is_some() {
+            totals.communication += time * r.count as f64;
+        }
+    }
+    let totals = totals.with_launch(system.chip.launch_overhead.value);
+    let schedule = schedule(&graph, &rows);
+    let memory = device_memory(model, workload, &graph, layout, system, reserve);
+    let mut warnings = Vec::new();
+    if memory.fits() == Some(false) {
+        warnings.push(format!(
+            "weights + KV cache + activations + runtime reserve need {:.1} GB per device, more \
+             than the chip's {:.1} GB: this layout does not fit (raise tp or pp, or lower \
+             batch, context or precision)",
+            memory.total().get() / 1e9,
+            memory.capacity.map_or(0.0, |c| c.get()) / 1e9
+        ));
+    }
+    Ok(ParallelStage {
+        layout,
+        devices,
+        workload: *workload,
+        graph,
+        rows,
+        totals,
+        schedule,
+        memory,
+        single,
+        warnings,
+    })
+}
+
+/// Adds the sends of activations between pipeline stages: T·d elements (÷ t with sequence
+/// parallelism) once at each of the p − 1 boundaries, over the scale-out network when the
+/// layout spans more than one node (a bound that assumes every boundary does), else over the
+/// node's links.
+fn add_stage_boundaries(
+    graph: &mut OpGraph,
+    model: &Transformer,
+    workload: &Workload,
+    layout: Layout,
+    system: &System,
+) -> Result<(), ParallelError> {
+    let a = workload.precisions.act;
+    let mut elements = (workload.tokens() * model.hidden) as f64;
+    if layout.sequence_parallel {
+        elements /= f64::from(layout.tp);
+    }
+    let bytes = Bytes(elements * a.bytes());
+    let across_nodes = layout.devices() > u64::from(system.gpus_per_node);
+    let group = Group {
+        ranks: 2,
+        ranks_per_node: if across_nodes { 1 } else { 2 },
+    };
+    let cost = collective_cost(
+        Collective::SendRecv,
+        bytes,
+        group,
+        &system.fabric,
+        AlgorithmChoice::Auto,
+    )
+    .map_err(ParallelError::Collective)?;
+    let x = graph.tensor_bytes("stage_activations", bytes, a, TensorRole::Activation);
+    graph.node(
+        "pipeline.send_recv",
+        Role::PpSendRecv,
+        Span::StageBoundaries {
+            count: u64::from(layout.pp) - 1,
+        },
+        Op::Communication(Communication::of(&cost)),
+        &[x],
+        &[x],
+    );
+    Ok(())
+}
+
+/// What one device of the largest pipeline stage holds: its share of the weights (each weight
+/// tensor × the blocks of the stage that read it; the embedding and lm_head as if on it, a
+/// bound), its share of the KV cache (the model's, × g_r/g for its KV heads, × its blocks / L),
+/// the peak of its live activations, and the reserve.
+fn device_memory(
+    model: &Transformer,
+    workload: &Workload,
+    graph: &OpGraph,
+    layout: Layout,
+    system: &System,
+    reserve: Reserve,
+) -> MemoryFootprint {
+    let blocks = layout.stage_blocks(model.layers, 0);
+    let mut weights = 0.0;
+    for n in graph.nodes() {
+        let count = match n.span {
+            Span::Blocks { .. } => n.count().min(blocks),
+            Span::Prologue | Span::Epilogue => 1,
+            Span::StageBoundaries { .. } => 0,
+        };
+        for &i in n.inputs.iter() {
+            if let Some(t) = graph.tensors().get(i) {
+                if t.role == TensorRole::Weight {
+                    weights += t.bytes.get() * count as f64;
+                }
+            }
+        }
+    }
+    let kv_share = layout.kv_heads_per_rank(model.kv_heads) as f64 / model.kv_heads as f64;
+    let kv_share = if model.variant.mla.is_some() {
+        1.0
+    } else {
+        kv_share
+    };
+    let kv = model
+        .kv_cache_bytes(workload.batch, workload.kv_len(), workload.precisions.kv)
+        .get()
+        * kv_share
+        * blocks as f64
+        / model.layers as f64;
+    let live = graph.peak_live_activations();
+    let capacity = system.chip.capacity();
+    MemoryFootprint {
+        weights: Bytes(weights),
+        kv_cache: Bytes(kv),
+        activations: live.bytes,
+        activations_at: live.at,
+        reserve: reserve.bytes(capacity),
+        capacity,
+    }
+}

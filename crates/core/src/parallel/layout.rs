@@ -1,0 +1,162 @@
+//! How a model is split over devices: the degrees of tensor and pipeline parallelism, and
+//! whether the tensor-parallel group also splits the sequence.
+
+use crate::model::Transformer;
+use serde::Serialize;
+use std::fmt;
+
+/// The parallel layout of one model replica.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Layout {
+    /// Tensor-parallel degree t (Megatron-LM, Shoeybi et al. 2019): each linear split over t
+    /// devices, column-wise (q, k, v, gate, up) or row-wise (o, down), two all-reduces a block.
+    pub tp: u32,
+    /// Pipeline-parallel degree p: the blocks in p contiguous ranges, one per device group.
+    pub pp: u32,
+    /// Sequence parallelism (Korthikanti et al. 2022): with tp > 1, the norms and residual
+    /// adds run on 1/t of the tokens and each all-reduce becomes a reduce-scatter and an
+    /// all-gather of the same bytes.
+    pub sequence_parallel: bool,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Self::SINGLE
+    }
+}
+
+/// Why a layout does not fit a model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LayoutError {
+    /// A degree of zero or above the devices any system holds.
+    Degree {
+        /// `tp` or `pp`.
+        quantity: &'static str,
+        /// The value.
+        value: u32,
+    },
+    /// The tensor-parallel degree does not divide the heads, or the KV heads neither divide it
+    /// nor are divided by it.
+    Heads {
+        /// The degree.
+        tp: u32,
+        /// Query heads.
+        heads: u64,
+        /// KV heads.
+        kv_heads: u64,
+    },
+    /// More pipeline stages than blocks.
+    Stages {
+        /// The degree.
+        pp: u32,
+        /// Blocks.
+        layers: u64,
+    },
+    /// A model the passes do not split yet (multi-head latent attention).
+    Unsupported(&'static str),
+}
+
+impl LayoutError {
+    /// The quantity at fault (`tp`, `pp`).
+    pub fn quantity(&self) -> &'static str {
+        match self {
+            LayoutError::Degree { quantity, .. } => quantity,
+            LayoutError::Heads { .. } | LayoutError::Unsupported(_) => "tp",
+            LayoutError::Stages { .. } => "pp",
+        }
+    }
+}
+
+impl fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LayoutError::Degree { quantity, value } => write!(
+                f,
+                "{quantity} = {value} is out of range (1 to {})",
+                crate::comm::system::MAX_DEVICES
+            ),
+            LayoutError::Heads {
+                tp,
+                heads,
+                kv_heads,
+            } => write!(
+                f,
+                "tp = {tp} must divide the {heads} attention heads, and the {kv_heads} KV heads \
+                 must divide it or be divided by it"
+            ),
+            LayoutError::Stages { pp, layers } => {
+                write!(
+                    f,
+                    "pp = {pp} is more pipeline stages than the {layers} blocks"
+                )
+            }
+            LayoutError::Unsupported(what) => write!(f, "{what}"),
+        }
+    }
+}
+impl std::error::Error for LayoutError {}
+
+impl Layout {
+    /// One device.
+    pub const SINGLE: Layout = Layout {
+        tp: 1,
+        pp: 1,
+        sequence_parallel: false,
+    };
+
+    /// Devices one replica uses: t · p.
+    pub fn devices(&self) -> u64 {
+        u64::from(self.tp) * u64::from(self.pp)
+    }
+
+    /// KV heads each tensor-parallel rank holds: g / t, or 1 when t > g (each rank keeps the
+    /// KV head its query heads read; Megatron-LM and vLLM replicate them).
+    pub fn kv_heads_per_rank(&self, kv_heads: u64) -> u64 {
+        (kv_heads / u64::from(self.tp)).max(1)
+    }
+
+    /// Blocks of pipeline stage `stage` (0-based): ⌈L / p⌉ for the first L mod p stages and
+    /// ⌊L / p⌋ for the rest (Megatron-LM's even split when p divides L).
+    pub fn stage_blocks(&self, layers: u64, stage: u32) -> u64 {
+        let p = u64::from(self.pp);
+        layers / p + u64::from(u64::from(stage) < layers % p)
+    }
+
+    /// Checks the layout against `model`.
+    ///
+    /// # Errors
+    /// A degree out of range; `tp` not dividing the heads, or the KV heads and `tp` not
+    /// dividing one another; more stages than blocks; a model with multi-head latent attention
+    /// and `tp` > 1.
+    pub fn validate(&self, model: &Transformer) -> Result<(), LayoutError> {
+        let max = crate::comm::system::MAX_DEVICES;
+        for (quantity, value) in [("tp", self.tp), ("pp", self.pp)] {
+            if value == 0 || value > max {
+                return Err(LayoutError::Degree { quantity, value });
+            }
+        }
+        let t = u64::from(self.tp);
+        let (h, g) = (model.heads, model.kv_heads);
+        if h % t != 0 || !(g % t == 0 || t % g == 0) {
+            return Err(LayoutError::Heads {
+                tp: self.tp,
+                heads: h,
+                kv_heads: g,
+            });
+        }
+        if self.tp > 1 && model.variant.mla.is_some() {
+            return Err(LayoutError::Unsupported(
+                "tensor parallelism of multi-head latent attention (DeepSeek-V2/V3) is not \
+                 modelled yet: use tp = 1",
+            ));
+        }
+        if u64::from(self.pp) > model.layers {
+            return Err(LayoutError::Stages {
+                pp: self.pp,
+                layers: model.layers,
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,21 @@
+//! Many devices: the model's graph split over them by passes, and its step scheduled on their
+//! streams.
+//!
+//! - [`analysis`]: one stage on many devices: per-device rows, step, memory.
+//! - [`layout`]: the degrees of parallelism and what they must divide.
+//! - [`shard`]: tensor (and sequence) parallelism as a pass over the graph, with the
+//!   collectives it needs as nodes priced on the system's links.
+//! - [`schedule`]: the step on a compute and a communication stream: exposed communication.
+
+pub mod analysis;
+pub mod layout;
+pub mod schedule;
+pub mod shard;
+
+pub use analysis::{analyze_parallel, ParallelAnalysisError, ParallelStage};
+pub use layout::{Layout, LayoutError};
+pub use schedule::{schedule, Schedule};
+pub use shard::{shard, ParallelError};
+
+#[cfg(test)]
+mod tests;

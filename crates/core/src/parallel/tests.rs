@@ -1,0 +1,212 @@
+//! The parallel passes checked by hand: Llama-3.1-70B (its config.json: d = 8192, 80 blocks,
+//! 64 heads, 8 KV heads, f = 28672, V = 128256) on 8 H100 SXM joined by NVLink 4.
+
+use super::*;
+use crate::cited::Cited;
+use crate::comm::{Fabric, LinkTier, System};
+use crate::graph::Role;
+use crate::memory::Reserve;
+use crate::model::Transformer;
+use crate::units::{BytesPerSec, Seconds};
+use crate::workload::{Stage, Workload};
+
+fn llama31_70b() -> Transformer {
+    Transformer::builder(8192, 80, 64, 28672, 128256)
+        .kv_heads(8)
+        .build()
+        .expect("a valid model")
+}
+
+/// 8 H100 SXM: NVLink 4 at 900 GB/s bidirectional = 450e9 B/s each way, 1 µs per step (a
+/// test figure), and 50e9 B/s per GPU between nodes.
+fn dgx(nodes: u64) -> System {
+    let link = |name: &str, bw: f64| {
+        LinkTier::new(
+            name,
+            Cited::new(BytesPerSec(bw), "test"),
+            Cited::new(Seconds(1e-6), "test"),
+        )
+    };
+    let fabric = Fabric {
+        scale_up: Some(link("NVLink 4", 450e9)),
+        in_network_reduction: false,
+        scale_out: Some(link("NDR", 50e9)),
+        pcie: None,
+    };
+    System::new("dgx", "DGX", crate::fixtures::h100_sxm(), 8, nodes, fabric).expect("system")
+}
+
+fn tp(t: u32) -> Layout {
+    Layout {
+        tp: t,
+        ..Layout::SINGLE
+    }
+}
+
+#[test]
+fn tp8_decode_has_two_all_reduces_a_block_of_b_s_d_2_bytes(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let m = llama31_70b();
+    let w = Workload::new(Stage::Decode, 32, 1, 4096);
+    let a = analyze_parallel(&m, &w, &dgx(1), tp(8), Reserve::DEFAULT)?;
+    let reduces: Vec<_> = a
+        .rows
+        .iter()
+        .filter(|r| r.role == Role::TpAllReduce && r.span.in_blocks())
+        .collect();
+    assert_eq!(reduces.len(), 2);
+    // B·s·d·2 bytes = 32 · 1 · 8192 · 2 = 524,288 B each, in every one of the 80 blocks; a
+    // ring all-reduce over 8 ranks sends 2·7/8 of it.
+    for r in &reduces {
+        assert_eq!(r.count, 80);
+        let link = r.link.ok_or("a collective row")?;
+        assert_eq!(link.traffic.get(), 524_288.0 * 2.0 * 7.0 / 8.0);
+        assert_eq!(link.transfer.get(), 524_288.0 * 1.75 / 450e9);
+    }
+    // Every all-reduce is read by the residual add right after it: all of it is exposed.
+    let s = a.schedule;
+    assert!((s.exposed.get() - s.communication.get()).abs() <= 1e-12 * s.step.get());
+    assert!((s.step.get() - (s.compute.get() + s.communication.get())).abs() <= 1e-9);
+    Ok(())
+}
+
+#[test]
+fn tp8_weights_are_an_eighth_plus_the_replicated_norms() -> Result<(), Box<dyn std::error::Error>> {
+    let m = llama31_70b();
+    let w = Workload::new(Stage::Decode, 1, 1, 1024);
+    let one = analyze_parallel(&m, &w, &dgx(1), tp(1), Reserve::DEFAULT)?;
+    let eight = analyze_parallel(&m, &w, &dgx(1), tp(8), Reserve::DEFAULT)?;
+    // bf16: every parameter 2 bytes. The norms (2 per block + the final one, d each) stay
+    // whole on every rank; every linear and both embedding tables split 8 ways (64 heads,
+    // 8 KV heads, f = 28672 and V = 128256 all divide by 8).
+    let total = m.parameters() as f64 * 2.0;
+    let norms = (2.0 * 80.0 + 1.0) * 8192.0 * 2.0;
+    assert_eq!(one.memory.weights.get(), total);
+    assert_eq!(eight.memory.weights.get(), (total - norms) / 8.0 + norms);
+    // KV heads 8 / TP 8 = 1 per rank: the cache is an eighth.
+    assert_eq!(eight.memory.kv_cache.get(), one.memory.kv_cache.get() / 8.0);
+    Ok(())
+}
+
+#[test]
+fn sharding_keeps_the_flops_and_more_devices_never_hold_more_weight(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let m = llama31_70b();
+    for w in [
+        Workload::new(Stage::Prefill, 2, 1024, 1024),
+        Workload::new(Stage::Decode, 16, 1, 2048),
+    ] {
+        let one = analyze_parallel(&m, &w, &dgx(1), tp(1), Reserve::DEFAULT)?;
+        let mut last = f64::INFINITY;
+        for t in [1, 2, 4, 8] {
+            let a = analyze_parallel(&m, &w, &dgx(1), tp(t), Reserve::DEFAULT)?;
+            // Split work × t is the whole; replicated work (norms, residual adds, the
+            // embedding lookup) runs on every rank.
+            let (mut split, mut replicated) = (0.0, 0.0);
+            for r in &a.rows {
+                let f = r.cost.flops.get() * r.count as f64;
+                if matches!(
+                    r.role,
+                    Role::AttentionNorm
+                        | Role::MlpNorm
+                        | Role::FinalNorm
+                        | Role::AttentionResidual
+                        | Role::MlpResidual
+                        | Role::TokenEmbedding
+                ) {
+                    replicated += f;
+                } else {
+                    split += f;
+                }
+            }
+            let total = one.totals.cost.flops.get();
+            let rel = (split * f64::from(t) + replicated - total).abs() / total;
+            assert!(rel < 1e-12, "tp {t}: {rel}");
+            assert!(a.memory.weights.get() <= last);
+            last = a.memory.weights.get();
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn sequence_parallelism_trades_each_all_reduce_for_a_reduce_scatter_and_an_all_gather(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let m = llama31_70b();
+    let w = Workload::new(Stage::Prefill, 1, 4096, 4096);
+    let sp = Layout {
+        sequence_parallel: true,
+        ..tp(8)
+    };
+    let a = analyze_parallel(&m, &w, &dgx(1), sp, Reserve::DEFAULT)?;
+    let count = |role| {
+        a.rows
+            .iter()
+            .filter(|r| r.role == role && r.span.in_blocks())
+            .count()
+    };
+    assert_eq!(count(Role::TpAllReduce), 0);
+    assert_eq!(count(Role::TpReduceScatter), 2);
+    assert_eq!(count(Role::TpAllGather), 2);
+    // Reduce-scatter and all-gather each send (n−1)/n of S = T·d·2 = 4096·8192·2 bytes: together
+    // what one all-reduce sends.
+    for r in a.rows.iter().filter(|r| {
+        matches!(r.role, Role::TpReduceScatter | Role::TpAllGather) && r.span.in_blocks()
+    }) {
+        let link = r.link.ok_or("a collective row")?;
+        assert_eq!(link.traffic.get(), 4096.0 * 8192.0 * 2.0 * 7.0 / 8.0);
+    }
+    // The norms run on T/8 = 512 tokens.
+    let norm = a
+        .rows
+        .iter()
+        .find(|r| r.role == Role::AttentionNorm)
+        .ok_or("a norm")?;
+    let whole = analyze_parallel(&m, &w, &dgx(1), Layout::SINGLE, Reserve::DEFAULT)?;
+    let norm1 = whole
+        .rows
+        .iter()
+        .find(|r| r.role == Role::AttentionNorm)
+        .ok_or("a norm")?;
+    assert_eq!(norm.cost.flops.get() * 8.0, norm1.cost.flops.get());
+    Ok(())
+}
+
+#[test]
+fn a_pipeline_sends_activations_across_each_boundary_and_holds_its_blocks(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let m = llama31_70b();
+    let w = Workload::new(Stage::Decode, 8, 1, 1024);
+    let pp = Layout { pp: 4, ..tp(2) };
+    let a = analyze_parallel(&m, &w, &dgx(1), pp, Reserve::DEFAULT)?;
+    let send = a
+        .rows
+        .iter()
+        .find(|r| r.role == Role::PpSendRecv)
+        .ok_or("a send")?;
+    // 3 boundaries, each T·d·2 = 8 · 8192 · 2 = 131,072 B inside the node.
+    assert_eq!(send.count, 3);
+    assert_eq!(send.link.ok_or("link")?.traffic.get(), 131_072.0);
+    // Each device holds 80 / 4 = 20 blocks of a 2-way split model.
+    let two = analyze_parallel(&m, &w, &dgx(1), tp(2), Reserve::DEFAULT)?;
+    let block_kv = two.memory.kv_cache.get() / 80.0;
+    assert!((a.memory.kv_cache.get() - 20.0 * block_kv).abs() < 1e-3);
+    // 9 stages of 80 blocks: the layout must leave no stage empty.
+    let bad = Layout {
+        pp: 81,
+        ..Layout::SINGLE
+    };
+    assert!(analyze_parallel(&m, &w, &dgx(11), bad, Reserve::DEFAULT).is_err());
+    Ok(())
+}
+
+#[test]
+fn layouts_the_model_cannot_take_are_refused() {
+    let m = llama31_70b();
+    let w = Workload::new(Stage::Decode, 1, 1, 128);
+    // 64 heads do not split 3 ways; 16 devices are more than one DGX holds.
+    for (layout, sys) in [(tp(3), dgx(1)), (tp(16), dgx(1))] {
+        assert!(analyze_parallel(&m, &w, &sys, layout, Reserve::DEFAULT).is_err());
+    }
+    assert!(tp(0).validate(&m).is_err());
+}
