@@ -23,6 +23,7 @@ pub mod measure;
 pub mod mfu;
 pub mod models;
 pub mod op;
+pub mod parallel;
 pub mod plot;
 pub mod profile;
 pub mod suite;

@@ -1,6 +1,6 @@
 //! `roofline analyze`.
 
-use super::common::{FormatArg, LogitsArg, PlotArgs, ReserveArg, StageArg};
+use super::common::{FormatArg, LogitsArg, ParallelArgs, PlotArgs, ReserveArg, StageArg};
 use super::values::{parse_duration_small, parse_precision, parse_preset};
 use clap::Args;
 use roofline_core::precision::Precision;
@@ -58,6 +58,8 @@ pub struct AnalyzeArgs {
     pub logits: LogitsArg,
     #[command(flatten)]
     pub reserve: ReserveArg,
+    #[command(flatten)]
+    pub parallel: ParallelArgs,
     /// Instead of the tables, the worked derivation of one operator (`q_proj`) in each stage.
     #[arg(long, value_name = "OPERATOR")]
     pub explain: Option<String>,

@@ -21,6 +21,50 @@ impl From<OutputFormat> for roofline_report::Format {
     }
 }
 
+/// The system and the parallel layout, shared by the commands that run a model on many
+/// devices.
+#[derive(Debug, Args)]
+pub struct ParallelArgs {
+    /// A system of many chips: an id (`roofline hardware list --systems`) or a system file;
+    /// its chip replaces --hardware.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub system: Option<String>,
+    /// Devices of --hardware, in the chip's default node (`roofline hardware show CHIP`);
+    /// defaults to tp × pp.
+    #[arg(long, value_parser = super::values::parse_degree)]
+    pub devices: Option<u32>,
+    /// Tensor-parallel degree: each linear split over this many devices (Megatron-LM).
+    #[arg(long, default_value_t = 1, value_parser = super::values::parse_degree)]
+    pub tp: u32,
+    /// Pipeline-parallel degree: the blocks in this many contiguous stages.
+    #[arg(long, default_value_t = 1, value_parser = super::values::parse_degree)]
+    pub pp: u32,
+    /// Sequence parallelism (with --tp): norms and residual adds on 1/tp of the tokens, each
+    /// all-reduce a reduce-scatter and an all-gather.
+    #[arg(long)]
+    pub sequence_parallel: bool,
+}
+
+impl ParallelArgs {
+    /// Whether any flag asks for more than one device.
+    pub fn any(&self) -> bool {
+        self.system.is_some()
+            || self.devices.is_some()
+            || self.tp > 1
+            || self.pp > 1
+            || self.sequence_parallel
+    }
+
+    /// The layout the flags give.
+    pub fn layout(&self) -> roofline_core::parallel::Layout {
+        roofline_core::parallel::Layout {
+            tp: self.tp,
+            pp: self.pp,
+            sequence_parallel: self.sequence_parallel,
+        }
+    }
+}
+
 /// `--memory-reserve`, shared by every command that says whether a model fits.
 #[derive(Debug, Args)]
 pub struct ReserveArg {

@@ -18,6 +18,9 @@ pub(crate) struct Prepared {
 }
 
 pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if a.parallel.any() {
+        return super::analyze_parallel::run(a, out);
+    }
     if let Some(path) = &a.plot.plot {
         super::plot::check_plot_path(path, a.plot.force)?;
     }

@@ -53,7 +53,7 @@ pub enum LayoutError {
         /// Blocks.
         layers: u64,
     },
-    /// A model the passes do not split yet (multi-head latent attention).
+    /// A combination the passes do not model yet.
     Unsupported(&'static str),
 }
 
@@ -127,8 +127,8 @@ impl Layout {
     ///
     /// # Errors
     /// A degree out of range; `tp` not dividing the heads, or the KV heads and `tp` not
-    /// dividing one another; more stages than blocks; a model with multi-head latent attention
-    /// and `tp` > 1.
+    /// dividing one another (multi-head latent attention splits only its heads); more stages
+    /// than blocks.
     pub fn validate(&self, model: &Transformer) -> Result<(), LayoutError> {
         let max = crate::comm::system::MAX_DEVICES;
         for (quantity, value) in [("tp", self.tp), ("pp", self.pp)] {
@@ -138,18 +138,14 @@ impl Layout {
         }
         let t = u64::from(self.tp);
         let (h, g) = (model.heads, model.kv_heads);
-        if h % t != 0 || !(g % t == 0 || t % g == 0) {
+        // Multi-head latent attention caches one latent for every head: only the heads split.
+        let kv_ok = model.variant.mla.is_some() || g % t == 0 || t % g == 0;
+        if h % t != 0 || !kv_ok {
             return Err(LayoutError::Heads {
                 tp: self.tp,
                 heads: h,
                 kv_heads: g,
             });
-        }
-        if self.tp > 1 && model.variant.mla.is_some() {
-            return Err(LayoutError::Unsupported(
-                "tensor parallelism of multi-head latent attention (DeepSeek-V2/V3) is not \
-                 modelled yet: use tp = 1",
-            ));
         }
         if u64::from(self.pp) > model.layers {
             return Err(LayoutError::Stages {

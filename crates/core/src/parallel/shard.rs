@@ -71,6 +71,14 @@ struct Share {
 }
 
 impl Share {
+    /// KV heads a rank keeps of `kv`: kv / t, at least 1 (replicated when fewer than t).
+    fn kv_rank(&self, kv: u64) -> u64 {
+        (kv / self.t).max(1)
+    }
+    /// The share of `kv` KV heads a rank keeps.
+    fn kv_of(&self, kv: u64) -> f64 {
+        self.kv_rank(kv) as f64 / kv.max(1) as f64
+    }
     fn q(&self) -> f64 {
         self.hr as f64 / self.h as f64
     }
@@ -99,17 +107,25 @@ fn shard_op(role: Role, op: &Op, s: &Share) -> Op {
         (Role::QkvProj, Op::Gemm(o)) => o.n = o.n / (s.h + 2 * s.g) * (s.hr + 2 * s.gr),
         (Role::QNorm, Op::RmsNorm(o)) => o.rows = o.rows / s.h * s.hr,
         (Role::KNorm, Op::RmsNorm(o)) => o.rows = o.rows / s.g * s.gr,
-        (Role::Rotary, Op::Rotary(o)) => o.heads = s.hr + s.gr,
-        (Role::KvCacheWrite, Op::KvCacheWrite(o)) => o.kv_heads = s.gr,
-        (Role::AttentionScores | Role::AttentionValues, Op::BatchedMatmul(o)) => {
+        // The heads after the queries' are the keys' (g, or MLA's one shared rotary key).
+        (Role::Rotary, Op::Rotary(o)) => o.heads = s.hr + s.kv_rank(o.heads - s.h),
+        (Role::KvCacheWrite, Op::KvCacheWrite(o)) => o.kv_heads = s.kv_rank(o.kv_heads),
+        (
+            Role::AttentionScores | Role::AttentionValues | Role::QAbsorb | Role::OAbsorb,
+            Op::BatchedMatmul(o),
+        ) => {
+            // batch = B·h products, `shared` query heads per KV head (1 for the absorbed
+            // projections and MLA's expanded prefill, h for its absorbed decode).
+            let kv = s.h / o.shared.max(1);
             o.batch = o.batch / s.h * s.hr;
-            o.shared = s.hr / s.gr;
+            o.shared = s.hr / s.kv_rank(kv);
         }
         (Role::AttentionSoftmax, Op::Softmax(o)) => o.rows = o.rows / s.h * s.hr,
         (Role::FusedAttention, Op::FlashAttention(o)) => {
             o.heads = s.hr;
-            o.kv_heads = s.gr;
+            o.kv_heads = s.kv_rank(o.kv_heads);
         }
+        (Role::QUpProj | Role::KvUpProj, Op::Gemm(o)) => o.n = o.n / s.h * s.hr,
         (Role::OProj, Op::Gemm(o)) => o.k = o.k / s.h * s.hr,
         (
             Role::GateProj | Role::UpProj | Role::SharedGateProj | Role::SharedUpProj,
@@ -142,13 +158,28 @@ fn shard_op(role: Role, op: &Op, s: &Share) -> Op {
     op
 }
 
-/// The factor one rank's copy of output `i` of a node doing `role` has of the whole.
-fn output_share(role: Role, i: usize, s: &Share) -> f64 {
+/// The share of the KV heads a rank keeps for a node running `op`: the KV-cache write's, the
+/// rotary keys', attention's.
+fn kv_share(op: &Op, s: &Share) -> f64 {
+    match op {
+        Op::KvCacheWrite(o) => s.kv_of(o.kv_heads),
+        Op::Rotary(o) => s.kv_of(o.heads - s.h),
+        Op::FlashAttention(o) => s.kv_of(o.kv_heads),
+        Op::BatchedMatmul(o) => s.kv_of(s.h / o.shared.max(1)),
+        _ => s.kv(),
+    }
+}
+
+/// The factor one rank's copy of output `i` of a node doing `role` with `op` has of the whole.
+fn output_share(role: Role, op: &Op, i: usize, s: &Share) -> f64 {
     match role {
-        Role::QProj | Role::QNorm => s.q(),
-        Role::KProj | Role::VProj | Role::KNorm | Role::KvCacheWrite => s.kv(),
+        Role::QProj | Role::QNorm | Role::QUpProj | Role::KvUpProj => s.q(),
+        Role::QAbsorb | Role::OAbsorb => s.q(),
+        Role::KProj | Role::VProj | Role::KNorm => s.kv(),
+        Role::KvCacheWrite => kv_share(op, s),
         Role::QkvProj | Role::Rotary if i == 0 => s.q(),
-        Role::QkvProj | Role::Rotary => s.kv(),
+        Role::QkvProj => s.kv(),
+        Role::Rotary => kv_share(op, s),
         Role::AttentionScores
         | Role::AttentionSoftmax
         | Role::AttentionValues
@@ -184,7 +215,8 @@ fn lm_share(s: &Share) -> f64 {
 /// The factor one rank's copy of a weight read by a node doing `role` has of the whole.
 fn weight_share(role: Role, s: &Share) -> f64 {
     match role {
-        Role::QProj | Role::OProj => s.q(),
+        Role::QProj | Role::OProj | Role::QUpProj | Role::KvUpProj => s.q(),
+        Role::QAbsorb | Role::OAbsorb => s.q(),
         Role::KProj | Role::VProj => s.kv(),
         Role::QkvProj => (s.hr + 2 * s.gr) as f64 / (s.h + 2 * s.g) as f64,
         Role::GateProj
@@ -286,13 +318,13 @@ pub fn shard(
     for n in graph.nodes() {
         for (i, &o) in n.outputs.iter().enumerate() {
             if let Some(x) = share.get_mut(o) {
-                *x = output_share(n.role, i, &s);
+                *x = output_share(n.role, n.op(), i, &s);
             }
         }
         for &i in n.inputs.iter() {
             match tensors.get(i).map(|t| t.role) {
                 Some(TensorRole::Weight) => share[i] = weight_share(n.role, &s),
-                Some(TensorRole::KvCache) => share[i] = s.kv(),
+                Some(TensorRole::KvCache) => share[i] = kv_share(n.op(), &s),
                 _ => {}
             }
         }

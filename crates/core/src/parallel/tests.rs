@@ -210,3 +210,64 @@ fn layouts_the_model_cannot_take_are_refused() {
     }
     assert!(tp(0).validate(&m).is_err());
 }
+
+/// Work every rank repeats whole under tensor parallelism.
+fn replicated(role: Role) -> bool {
+    matches!(
+        role,
+        Role::AttentionNorm
+            | Role::MlpNorm
+            | Role::FinalNorm
+            | Role::AttentionResidual
+            | Role::MlpResidual
+            | Role::TokenEmbedding
+            | Role::PositionEmbedding
+            | Role::EmbeddingAdd
+            | Role::Router
+            | Role::RouterTopK
+            | Role::MoeCombine
+            | Role::QDownProj
+            | Role::QLatentNorm
+            | Role::KvDownProj
+            | Role::KvLatentNorm
+    )
+}
+
+#[test]
+fn every_test_model_keeps_its_flops_under_every_layout_it_takes(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let workloads = [
+        Workload::new(Stage::Prefill, 2, 512, 512),
+        Workload::new(Stage::Decode, 8, 1, 1024).flash_attention(true),
+    ];
+    let mut checked = 0;
+    for m in crate::analysis::tests::models() {
+        for w in &workloads {
+            let one = analyze_parallel(&m, w, &dgx(1), tp(1), Reserve::DEFAULT)?;
+            let total = one.totals.cost.flops.get();
+            for t in [2, 4, 8] {
+                if tp(t).validate(&m).is_err() {
+                    continue;
+                }
+                let a = analyze_parallel(&m, w, &dgx(1), tp(t), Reserve::DEFAULT)?;
+                let (mut split, mut whole) = (0.0, 0.0);
+                for r in &a.rows {
+                    let f = r.cost.flops.get() * r.count as f64;
+                    if replicated(r.role) {
+                        whole += f;
+                    } else {
+                        split += f;
+                    }
+                }
+                // Rounding up a split that does not divide (an intermediate size, a
+                // vocabulary) adds at most one row per rank: well under 1 %.
+                let rel = (split * f64::from(t) + whole - total) / total;
+                assert!((0.0..1e-2).contains(&rel), "{} tp {t} {w:?}: {rel}", m.name);
+                assert!(a.memory.weights <= one.memory.weights, "{}", m.name);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "{checked} layouts checked");
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! Rendering of `roofline analyze` on many devices: per stage, one device's operators with
+//! the collectives among them, the step on two streams, throughput and memory per device.
+
+use crate::units::{human_bytes, human_bytes_per_s, human_flops, human_seconds};
+use crate::{align_right_from, new_table, Format, WriteError};
+use roofline_core::comm::System;
+use roofline_core::model::Transformer;
+use roofline_core::parallel::ParallelStage;
+use roofline_core::workload::Stage;
+use serde::Serialize;
+use std::io::Write;
+
+/// Everything a parallel `roofline analyze` reports.
+#[derive(Debug, Clone, Copy)]
+pub struct ParallelReport<'a> {
+    /// The model.
+    pub model: &'a Transformer,
+    /// The system.
+    pub system: &'a System,
+    /// One analysis per stage, in order.
+    pub stages: &'a [ParallelStage],
+}
+
+#[derive(Serialize)]
+struct Doc<'a> {
+    schema_version: u32,
+    model: &'a str,
+    system: &'a str,
+    chip: &'a str,
+    system_devices: u64,
+    stages: Vec<StageDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct StageDoc<'a> {
+    #[serde(flatten)]
+    stage: &'a ParallelStage,
+    step_time_s: f64,
+    tokens_per_s: f64,
+    tokens_per_s_per_device: f64,
+    scaling_cost: f64,
+    overlap: f64,
+}
+
+/// Writes `report` in `format` to `out`.
+///
+/// # Errors
+/// A failed write.
+pub fn write_parallel(
+    report: &ParallelReport<'_>,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    match format {
+        Format::Table => write_table(report, out),
+        Format::Json => {
+            let doc = Doc {
+                schema_version: crate::doc::SCHEMA_VERSION,
+                model: &report.model.name,
+                system: &report.system.id,
+                chip: &report.system.chip.id,
+                system_devices: report.system.devices(),
+                stages: report
+                    .stages
+                    .iter()
+                    .map(|s| StageDoc {
+                        stage: s,
+                        step_time_s: s.step_time().get(),
+                        tokens_per_s: s.tokens_per_s(),
+                        tokens_per_s_per_device: s.tokens_per_s() / s.devices as f64,
+                        scaling_cost: s.scaling_cost(),
+                        overlap: s.schedule.overlap(),
+                    })
+                    .collect(),
+            };
+            crate::doc::write_json(&doc, out)
+        }
+        Format::Csv => write_csv(report, out),
+    }
+}
+
+fn layout_line(s: &ParallelStage) -> String {
+    let l = s.layout;
+    format!(
+        "TP {} × PP {}{} = {} devices",
+        l.tp,
+        l.pp,
+        if l.sequence_parallel {
+            " (sequence parallel)"
+        } else {
+            ""
+        },
+        s.devices
+    )
+}
+
+fn write_table(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
+    for (i, s) in r.stages.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        writeln!(
+            out,
+            "{} · {} on {} ({}) · {} · {}",
+            s.workload.stage,
+            r.model.name,
+            r.system.name,
+            r.system.id,
+            layout_line(s),
+            crate::analysis::workload_line(&s.single),
+        )?;
+        let mut t = new_table(&[
+            "operator (one device)",
+            "count",
+            "FLOPs",
+            "HBM bytes",
+            "link bytes",
+            "bound",
+            "time",
+            "share",
+        ]);
+        let total = s.totals.time.get();
+        for row in &s.rows {
+            let p = row.point();
+            let share = p.time.get() * row.count as f64 / total * 100.0;
+            t.add_row(vec![
+                row.name.to_string(),
+                row.count.to_string(),
+                human_flops(row.cost.flops.get()),
+                human_bytes(row.cost.bytes().get()),
+                row.link
+                    .map(|l| human_bytes(l.traffic.get()))
+                    .unwrap_or_default(),
+                p.bound.to_string(),
+                human_seconds(p.time.get()),
+                format!("{share:.1}%"),
+            ]);
+        }
+        align_right_from(&mut t, 1);
+        writeln!(out, "{t}")?;
+        let links: Vec<String> = s
+            .graph
+            .nodes()
+            .iter()
+            .filter_map(|n| match n.op() {
+                roofline_core::ops::Op::Communication(c) => Some(format!(
+                    "{} {} over {} ranks ({:?}, {} per direction)",
+                    n.name,
+                    c.collective,
+                    c.group.ranks,
+                    c.algorithm,
+                    human_bytes_per_s(c.link.get())
+                )),
+                _ => None,
+            })
+            .collect();
+        if !links.is_empty() {
+            writeln!(out, "collectives: {}", links.join("; "))?;
+        }
+        let sc = &s.schedule;
+        writeln!(
+            out,
+            "step (critical path on a compute and a communication stream, lower bounds): compute {} + exposed communication {} = {} + launch {} = {}; communication {} in all, {:.0}% hidden behind compute",
+            human_seconds(sc.compute.get()),
+            human_seconds(sc.exposed.get()),
+            human_seconds(sc.step.get()),
+            human_seconds(s.totals.launch_overhead.get()),
+            human_seconds(s.step_time().get()),
+            human_seconds(sc.communication.get()),
+            sc.overlap() * 100.0,
+        )?;
+        let per_token = match s.workload.stage {
+            Stage::Decode => format!(
+                " · time per output token {}",
+                human_seconds(s.step_time().get())
+            ),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "throughput: {:.0} tokens/s per replica ({:.0} per device){per_token} · the step is {:.2}× the single chip's time ÷ {} devices (1.00 = perfect scaling)",
+            s.tokens_per_s(),
+            s.tokens_per_s() / s.devices as f64,
+            s.scaling_cost(),
+            s.devices,
+        )?;
+        let m = &s.memory;
+        let cap = m
+            .capacity
+            .map(|c| format!(" of {} per device", human_bytes(c.get())))
+            .unwrap_or_default();
+        let fits = match m.fits() {
+            Some(true) => " · fits",
+            Some(false) => " · does not fit",
+            None => "",
+        };
+        writeln!(
+            out,
+            "memory per device: weights {} + KV cache {} + activations {} (peak at `{}`) + runtime reserve {} = {}{cap}{fits}",
+            human_bytes(m.weights.get()),
+            human_bytes(m.kv_cache.get()),
+            human_bytes(m.activations.get()),
+            m.activations_at,
+            human_bytes(m.reserve.get()),
+            human_bytes(m.total().get()),
+        )?;
+        for w in &s.warnings {
+            writeln!(out, "warning: {w}")?;
+        }
+    }
+    Ok(())
+}
+
+fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record([
+        "model",
+        "system",
+        "stage",
+        "tp",
+        "pp",
+        "sequence_parallel",
+        "name",
+        "role",
+        "kind",
+        "count",
+        "flops",
+        "bytes",
+        "link_bytes",
+        "bound",
+        "time_s",
+    ])?;
+    for s in r.stages {
+        for row in &s.rows {
+            let p = row.point();
+            w.write_record([
+                r.model.name.clone(),
+                r.system.id.clone(),
+                s.workload.stage.to_string(),
+                s.layout.tp.to_string(),
+                s.layout.pp.to_string(),
+                s.layout.sequence_parallel.to_string(),
+                row.name.to_string(),
+                row.role.to_string(),
+                row.kind.to_string(),
+                row.count.to_string(),
+                row.cost.flops.get().to_string(),
+                row.cost.bytes().get().to_string(),
+                row.link
+                    .map(|l| l.traffic.get().to_string())
+                    .unwrap_or_default(),
+                p.bound.to_string(),
+                p.time.get().to_string(),
+            ])?;
+        }
+    }
+    w.flush()?;
+    Ok(())
+}
