@@ -81,8 +81,24 @@ pub fn write_parallel(
 
 fn layout_line(s: &ParallelStage) -> String {
     let l = s.layout;
+    let ep = if l.ep > 1 {
+        format!(
+            " × EP {}{}",
+            l.ep,
+            if l.expert_imbalance > 1.0 {
+                format!(
+                    " (busiest {:.2}× the mean routed tokens)",
+                    l.expert_imbalance
+                )
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "TP {} × PP {}{} = {} devices",
+        "TP {} × PP {}{ep}{} = {} devices",
         l.tp,
         l.pp,
         if l.sequence_parallel {
@@ -220,6 +236,7 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
         "tp",
         "pp",
         "sequence_parallel",
+        "ep",
         "name",
         "role",
         "kind",
@@ -240,6 +257,7 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
                 s.layout.tp.to_string(),
                 s.layout.pp.to_string(),
                 s.layout.sequence_parallel.to_string(),
+                s.layout.ep.to_string(),
                 row.name.to_string(),
                 row.role.to_string(),
                 row.kind.to_string(),

@@ -43,6 +43,14 @@ pub struct ParallelArgs {
     /// all-reduce a reduce-scatter and an all-gather.
     #[arg(long)]
     pub sequence_parallel: bool,
+    /// Expert-parallel degree (mixtures of experts): the routed experts split over this many
+    /// devices, attention data-parallel over them, two all-to-alls a block.
+    #[arg(long, default_value_t = 1, value_parser = super::values::parse_degree)]
+    pub ep: u32,
+    /// Routing skew under --ep: the busiest device gets this many times the mean routed tokens
+    /// (1 = balanced, at most --ep).
+    #[arg(long, default_value_t = 1.0)]
+    pub expert_imbalance: f64,
 }
 
 impl ParallelArgs {
@@ -52,6 +60,7 @@ impl ParallelArgs {
             || self.devices.is_some()
             || self.tp > 1
             || self.pp > 1
+            || self.ep > 1
             || self.sequence_parallel
     }
 
@@ -61,6 +70,8 @@ impl ParallelArgs {
             tp: self.tp,
             pp: self.pp,
             sequence_parallel: self.sequence_parallel,
+            ep: self.ep,
+            expert_imbalance: self.expert_imbalance,
         }
     }
 }

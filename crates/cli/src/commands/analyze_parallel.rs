@@ -44,9 +44,7 @@ fn system_of(a: &AnalyzeArgs) -> Result<System, CliError> {
         return load_system(name);
     }
     let chip = find_device(&a.hardware)?;
-    let devices = p
-        .devices
-        .map_or(u64::from(p.tp) * u64::from(p.pp), u64::from);
+    let devices = p.devices.map_or(p.layout().devices(), u64::from);
     System::of_chip(&chip, devices).map_err(|e| system_error(&e, &a.hardware))
 }
 

@@ -126,6 +126,10 @@ pub enum Role {
     TpAllGather,
     /// Activations sent from one pipeline stage to the next.
     PpSendRecv,
+    /// Expert parallelism's all-to-all that sends each routed token to its experts' rank.
+    EpDispatch,
+    /// The all-to-all that brings the experts' outputs back.
+    EpCombine,
     // ---- outside a model ----
     /// An operator on its own or in a user-given chain (`roofline op`, `roofline fuse`).
     Operator,
@@ -168,7 +172,9 @@ impl Role {
             | ExpertGateMul | ExpertDownProj | SharedGateProj | SharedUpProj | SharedActivation
             | SharedGateMul | SharedDownProj | MoeCombine => Part::Moe,
             FinalNorm | LmHead => Part::Head,
-            TpAllReduce | TpReduceScatter | TpAllGather | PpSendRecv => Part::Communication,
+            TpAllReduce | TpReduceScatter | TpAllGather | PpSendRecv | EpDispatch | EpCombine => {
+                Part::Communication
+            }
             Operator => Part::Standalone,
         }
     }
@@ -262,6 +268,8 @@ impl Role {
             TpReduceScatter => "tp_reduce_scatter",
             TpAllGather => "tp_all_gather",
             PpSendRecv => "pp_send_recv",
+            EpDispatch => "ep_dispatch",
+            EpCombine => "ep_combine",
             Operator => "operator",
         }
     }

@@ -8,6 +8,7 @@
 //! least p micro-batches in flight the pipeline finishes a step's work every (step / p), the
 //! throughput [`ParallelStage::tokens_per_s`] reports.
 
+use super::experts::shard_experts;
 use super::layout::Layout;
 use super::schedule::{schedule, Schedule};
 use super::shard::{shard, ParallelError};
@@ -48,7 +49,7 @@ impl std::error::Error for ParallelAnalysisError {}
 pub struct ParallelStage {
     /// The layout.
     pub layout: Layout,
-    /// Devices the layout uses (t · p).
+    /// Devices the layout uses (t · p · e).
     pub devices: u64,
     /// The workload.
     pub workload: Workload,
@@ -106,10 +107,28 @@ pub fn analyze_parallel(
 ) -> Result<ParallelStage, ParallelAnalysisError> {
     let single =
         analyze(model, workload, &system.chip, reserve).map_err(ParallelAnalysisError::Analysis)?;
-    let mut graph = shard(&single.graph, model, workload, layout, system)
+    layout
+        .validate(model)
+        .map_err(|e| ParallelAnalysisError::Parallel(ParallelError::Layout(e)))?;
+    // Under expert parallelism attention runs data-parallel over the e devices: each builds
+    // the graph of its ⌈B/e⌉ sequences.
+    let rank_workload = Workload {
+        batch: workload.batch.div_ceil(u64::from(layout.ep)),
+        ..*workload
+    };
+    let rank = if layout.ep > 1 {
+        analyze(model, &rank_workload, &system.chip, reserve)
+            .map_err(ParallelAnalysisError::Analysis)?
+            .graph
+    } else {
+        single.graph.clone()
+    };
+    let graph = shard(&rank, model, &rank_workload, layout, system)
         .map_err(ParallelAnalysisError::Parallel)?;
+    let mut graph =
+        shard_experts(&graph, model, layout, system).map_err(ParallelAnalysisError::Parallel)?;
     if layout.pp > 1 {
-        add_stage_boundaries(&mut graph, model, workload, layout, system)
+        add_stage_boundaries(&mut graph, model, &rank_workload, layout, system)
             .map_err(ParallelAnalysisError::Parallel)?;
     }
     let devices = layout.devices();
@@ -133,7 +152,7 @@ pub fn analyze_parallel(
     }
     let totals = totals.with_launch(system.chip.launch_overhead.value);
     let schedule = schedule(&graph, &rows);
-    let memory = device_memory(model, workload, &graph, layout, system, reserve);
+    let memory = device_memory(model, &rank_workload, &graph, layout, system, reserve);
     let mut warnings = Vec::new();
     if memory.fits() == Some(false) {
         warnings.push(format!(

@@ -6,7 +6,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// The parallel layout of one model replica.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Layout {
     /// Tensor-parallel degree t (Megatron-LM, Shoeybi et al. 2019): each linear split over t
     /// devices, column-wise (q, k, v, gate, up) or row-wise (o, down), two all-reduces a block.
@@ -17,6 +17,14 @@ pub struct Layout {
     /// adds run on 1/t of the tokens and each all-reduce becomes a reduce-scatter and an
     /// all-gather of the same bytes.
     pub sequence_parallel: bool,
+    /// Expert-parallel degree e (GShard, Lepikhin et al. 2020; DeepSeek-V3 §3.4): the routed
+    /// experts of a mixture of experts split over e devices, E/e each; attention runs
+    /// data-parallel over them, each on ⌈B/e⌉ sequences; an all-to-all sends each routed token
+    /// to its expert's device and one brings the outputs back.
+    pub ep: u32,
+    /// Routing skew under expert parallelism: the busiest device receives this many times the
+    /// mean T·k/e routed rows (1 = perfectly balanced; at most e).
+    pub expert_imbalance: f64,
 }
 
 impl Default for Layout {
@@ -26,7 +34,7 @@ impl Default for Layout {
 }
 
 /// Why a layout does not fit a model.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum LayoutError {
     /// A degree of zero or above the devices any system holds.
@@ -53,6 +61,20 @@ pub enum LayoutError {
         /// Blocks.
         layers: u64,
     },
+    /// The expert-parallel degree does not divide the routed experts (or the model has none).
+    Experts {
+        /// The degree.
+        ep: u32,
+        /// Routed experts (0: not a mixture of experts).
+        experts: u64,
+    },
+    /// An expert imbalance below 1, above the degree, or not finite.
+    Imbalance {
+        /// The factor.
+        value: f64,
+        /// The degree.
+        ep: u32,
+    },
     /// A combination the passes do not model yet.
     Unsupported(&'static str),
 }
@@ -64,6 +86,8 @@ impl LayoutError {
             LayoutError::Degree { quantity, .. } => quantity,
             LayoutError::Heads { .. } | LayoutError::Unsupported(_) => "tp",
             LayoutError::Stages { .. } => "pp",
+            LayoutError::Experts { .. } => "ep",
+            LayoutError::Imbalance { .. } => "expert-imbalance",
         }
     }
 }
@@ -91,6 +115,20 @@ impl fmt::Display for LayoutError {
                     "pp = {pp} is more pipeline stages than the {layers} blocks"
                 )
             }
+            LayoutError::Experts { ep, experts: 0 } => {
+                write!(
+                    f,
+                    "ep = {ep} splits routed experts, and this model has none"
+                )
+            }
+            LayoutError::Experts { ep, experts } => {
+                write!(f, "ep = {ep} must divide the {experts} routed experts")
+            }
+            LayoutError::Imbalance { value, ep } => write!(
+                f,
+                "expert imbalance {value} must be between 1 (balanced) and ep = {ep} (every \
+                 token on one device)"
+            ),
             LayoutError::Unsupported(what) => write!(f, "{what}"),
         }
     }
@@ -103,11 +141,13 @@ impl Layout {
         tp: 1,
         pp: 1,
         sequence_parallel: false,
+        ep: 1,
+        expert_imbalance: 1.0,
     };
 
-    /// Devices one replica uses: t · p.
+    /// Devices one replica uses: t · p · e.
     pub fn devices(&self) -> u64 {
-        u64::from(self.tp) * u64::from(self.pp)
+        u64::from(self.tp) * u64::from(self.pp) * u64::from(self.ep)
     }
 
     /// KV heads each tensor-parallel rank holds: g / t, or 1 when t > g (each rank keeps the
@@ -131,7 +171,7 @@ impl Layout {
     /// than blocks.
     pub fn validate(&self, model: &Transformer) -> Result<(), LayoutError> {
         let max = crate::comm::system::MAX_DEVICES;
-        for (quantity, value) in [("tp", self.tp), ("pp", self.pp)] {
+        for (quantity, value) in [("tp", self.tp), ("pp", self.pp), ("ep", self.ep)] {
             if value == 0 || value > max {
                 return Err(LayoutError::Degree { quantity, value });
             }
@@ -145,6 +185,33 @@ impl Layout {
                 tp: self.tp,
                 heads: h,
                 kv_heads: g,
+            });
+        }
+        if self.devices() > u64::from(max) {
+            return Err(LayoutError::Degree {
+                quantity: "tp",
+                value: self.tp,
+            });
+        }
+        if self.ep > 1 {
+            let Some(moe) = model.variant.moe else {
+                return Err(LayoutError::Experts {
+                    ep: self.ep,
+                    experts: 0,
+                });
+            };
+            if moe.experts % u64::from(self.ep) != 0 {
+                return Err(LayoutError::Experts {
+                    ep: self.ep,
+                    experts: moe.experts,
+                });
+            }
+        }
+        let imb = self.expert_imbalance;
+        if !(imb.is_finite() && imb >= 1.0 && imb <= f64::from(self.ep.max(1))) {
+            return Err(LayoutError::Imbalance {
+                value: imb,
+                ep: self.ep,
             });
         }
         if u64::from(self.pp) > model.layers {

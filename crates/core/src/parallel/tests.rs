@@ -271,3 +271,67 @@ fn every_test_model_keeps_its_flops_under_every_layout_it_takes(
     assert!(checked >= 10, "{checked} layouts checked");
     Ok(())
 }
+
+/// Mixtral-8x7B (its config.json): d = 4096, 32 blocks, 32 heads, 8 KV heads, 8 experts of
+/// f = 14336, top-2, V = 32000.
+fn mixtral() -> Transformer {
+    Transformer::builder(4096, 32, 32, 14336, 32000)
+        .kv_heads(8)
+        .moe(Some(crate::model::Moe::new(8, 2, 14336)))
+        .build()
+        .expect("a valid model")
+}
+
+fn ep(e: u32) -> Layout {
+    Layout {
+        ep: e,
+        ..Layout::SINGLE
+    }
+}
+
+#[test]
+fn expert_parallelism_dispatches_each_routed_token_and_splits_the_experts(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let m = mixtral();
+    let w = Workload::new(Stage::Decode, 64, 1, 1024);
+    let one = analyze_parallel(&m, &w, &dgx(1), Layout::SINGLE, Reserve::DEFAULT)?;
+    let a = analyze_parallel(&m, &w, &dgx(1), ep(8), Reserve::DEFAULT)?;
+    // 64 sequences over 8 devices: 8 tokens each, each routed to 2 experts: S = 8 · 2 · 4096
+    // · 2 B = 131,072 B, of which 7/8 leave the device; the combine returns as much.
+    for role in [Role::EpDispatch, Role::EpCombine] {
+        let r = a
+            .rows
+            .iter()
+            .find(|r| r.role == role)
+            .ok_or("an all-to-all")?;
+        assert_eq!(r.count, 32);
+        assert_eq!(r.link.ok_or("link")?.traffic.get(), 131_072.0 * 7.0 / 8.0);
+    }
+    // The experts' FLOPs of the 8 devices are the single device's; their weights an eighth.
+    let experts = |rows: &[crate::analysis::OpRow]| -> f64 {
+        rows.iter()
+            .filter(|r| {
+                matches!(
+                    r.role,
+                    Role::ExpertGateProj | Role::ExpertUpProj | Role::ExpertDownProj
+                )
+            })
+            .map(|r| r.cost.flops.get() * r.count as f64)
+            .sum()
+    };
+    assert_eq!(experts(&a.rows) * 8.0, experts(&one.rows));
+    let expert_weights = 3.0 * 8.0 * 4096.0 * 14336.0 * 2.0 * 32.0;
+    let rel = (one.memory.weights.get() - a.memory.weights.get()) - expert_weights * 7.0 / 8.0;
+    assert!(rel.abs() < 1.0, "{rel}");
+    // Twice the load on the busiest device doubles its expert work.
+    let skew = Layout {
+        expert_imbalance: 2.0,
+        ..ep(8)
+    };
+    let b = analyze_parallel(&m, &w, &dgx(1), skew, Reserve::DEFAULT)?;
+    assert_eq!(experts(&b.rows), 2.0 * experts(&a.rows));
+    // 8 experts do not split 3 ways; a dense model has none to split.
+    assert!(ep(3).validate(&m).is_err());
+    assert!(ep(2).validate(&llama31_70b()).is_err());
+    Ok(())
+}
