@@ -24,6 +24,7 @@ pub mod mfu;
 pub mod models;
 pub mod op;
 pub mod parallel;
+pub mod plan;
 pub mod plot;
 pub mod profile;
 pub mod suite;

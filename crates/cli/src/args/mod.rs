@@ -11,6 +11,7 @@ mod mbu;
 mod measure;
 mod mfu;
 mod op;
+mod plan;
 mod report;
 mod sweep;
 mod values;
@@ -24,6 +25,7 @@ pub use mbu::MbuArgs;
 pub use measure::{MeasureArgs, MeasureCommand, MeasureKernelsArgs};
 pub use mfu::MfuArgs;
 pub use op::{OpArgs, OpCommand};
+pub use plan::{PlanArgs, PlanStage};
 pub use report::ReportArgs;
 pub use sweep::SweepArgs;
 
@@ -62,6 +64,9 @@ pub enum Command {
     Mfu(MfuArgs),
     /// Inference MBU (and MFU) of a measured decode step.
     Mbu(MbuArgs),
+    /// How to split a model over a system's devices for inference: every tensor, pipeline and
+    /// expert parallel layout, ranked by time per step and tokens per second per device.
+    Plan(PlanArgs),
     /// Sweep batch, length, precision and chip: each operator's bound and crossover batch.
     Sweep(SweepArgs),
     /// Import a profile (`ncu --csv`, a PyTorch profiler trace) or an empirical roof (mixbench,

@@ -30,12 +30,16 @@ fn refuse_single_device_flags(a: &AnalyzeArgs) -> Result<(), CliError> {
     }
 }
 
-/// The system the flags describe: `--system`, or `--devices` (default tp × pp) of
-/// `--hardware` in its default node.
-fn system_of(a: &AnalyzeArgs) -> Result<System, CliError> {
-    let p = &a.parallel;
-    if let Some(name) = &p.system {
-        if p.devices.is_some() {
+/// The system the flags describe: `system` (an id or file), or `devices` (else
+/// `default_devices`) of chip `hardware` in its default node.
+pub(crate) fn system_of(
+    system: Option<&str>,
+    devices: Option<u32>,
+    default_devices: u64,
+    hardware: &str,
+) -> Result<System, CliError> {
+    if let Some(name) = system {
+        if devices.is_some() {
             return Err(CliError::bad_input(
                 "`--devices` and `--system` both give the devices",
                 Some("a system file fixes its devices: drop --devices".into()),
@@ -43,9 +47,9 @@ fn system_of(a: &AnalyzeArgs) -> Result<System, CliError> {
         }
         return load_system(name);
     }
-    let chip = find_device(&a.hardware)?;
-    let devices = p.devices.map_or(p.layout().devices(), u64::from);
-    System::of_chip(&chip, devices).map_err(|e| system_error(&e, &a.hardware))
+    let chip = find_device(hardware)?;
+    let devices = devices.map_or(default_devices, u64::from);
+    System::of_chip(&chip, devices).map_err(|e| system_error(&e, hardware))
 }
 
 /// A system from the catalog or a file.
@@ -73,7 +77,7 @@ fn system_error(e: &SystemError, chip: &str) -> CliError {
     CliError::bad_input(format!("`--devices`: {e}"), Some(hint))
 }
 
-fn parallel_error(e: ParallelAnalysisError, chip: &str) -> CliError {
+pub(crate) fn parallel_error(e: ParallelAnalysisError, chip: &str) -> CliError {
     match e {
         ParallelAnalysisError::Analysis(e) => e.into(),
         ParallelAnalysisError::Parallel(ParallelError::Layout(e)) => CliError::bad_input(
@@ -92,7 +96,13 @@ fn parallel_error(e: ParallelAnalysisError, chip: &str) -> CliError {
 pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     refuse_single_device_flags(a)?;
     let model = load_model(&a.model)?;
-    let system = system_of(a)?;
+    let p = &a.parallel;
+    let system = system_of(
+        p.system.as_deref(),
+        p.devices,
+        p.layout().devices(),
+        &a.hardware,
+    )?;
     let precisions = super::analyze::precisions(a)?;
     let stages: &[Stage] = match a.stage {
         crate::args::StageArg::Prefill => &[Stage::Prefill],

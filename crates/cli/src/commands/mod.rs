@@ -9,6 +9,7 @@ mod measure;
 mod measure_kernels;
 mod mfu;
 mod op;
+mod plan;
 mod plot;
 mod report;
 mod sweep;
@@ -32,6 +33,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         },
         Command::Mfu(a) => mfu::run_mfu(&a, out),
         Command::Mbu(a) => mfu::run_mbu(&a, out),
+        Command::Plan(a) => plan::run(&a, out),
         Command::Sweep(a) => sweep::run(&a, out),
         Command::Import(a) => import::run(&a, out),
     }

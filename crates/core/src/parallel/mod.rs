@@ -6,17 +6,20 @@
 //! - [`layout`]: the degrees of parallelism and what they must divide.
 //! - [`shard`]: tensor (and sequence) parallelism as a pass over the graph, with the
 //!   collectives it needs as nodes priced on the system's links.
+//! - [`plan`]: every layout a system holds, analysed and ranked.
 //! - [`schedule`]: the step on a compute and a communication stream: exposed communication.
 
 pub mod analysis;
 pub mod experts;
 pub mod layout;
+pub mod plan;
 pub mod schedule;
 pub mod shard;
 
 pub use analysis::{analyze_parallel, ParallelAnalysisError, ParallelStage};
 pub use experts::shard_experts;
 pub use layout::{Layout, LayoutError};
+pub use plan::{holdback, search, Holdback, Plan, PlanSearch};
 pub use schedule::{schedule, Schedule};
 pub use shard::{shard, ParallelError};
 

@@ -335,3 +335,36 @@ fn expert_parallelism_dispatches_each_routed_token_and_splits_the_experts(
     assert!(ep(2).validate(&llama31_70b()).is_err());
     Ok(())
 }
+
+#[test]
+fn the_plan_search_tries_every_layout_of_8_devices_and_ranks_those_that_fit(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let m = mixtral();
+    let w = Workload::new(Stage::Decode, 64, 1, 2048);
+    let s = search(&m, &w, &dgx(1), Reserve::DEFAULT)?;
+    // t·p·e divides 8: the exponents of 2 in t, p and e sum to at most 3, C(6, 3) = 20
+    // layouts, every one a layout Mixtral takes (32 heads, 8 KV heads, 8 experts, 32 blocks).
+    assert_eq!((s.plans.len(), s.skipped), (20, 0));
+    // One device holds 46.7e9 parameters × 2 B = 93 GB of weights: more than its 80 GB.
+    let single = s
+        .plans
+        .iter()
+        .find(|p| p.layout.devices() == 1)
+        .ok_or("the single device")?;
+    assert!(!single.fits());
+    assert!(matches!(
+        holdback(single, &s.plans[s.by_latency[0]]),
+        Holdback::Memory { .. }
+    ));
+    // Rankings hold only plans that fit, in order.
+    assert!(!s.by_latency.is_empty());
+    for pair in s.by_latency.windows(2) {
+        assert!(s.plans[pair[0]].step_time() <= s.plans[pair[1]].step_time());
+    }
+    for pair in s.by_throughput.windows(2) {
+        let (a, b) = (&s.plans[pair[0]], &s.plans[pair[1]]);
+        assert!(a.tokens_per_s_per_device() >= b.tokens_per_s_per_device());
+    }
+    assert!(s.by_latency.iter().all(|&i| s.plans[i].fits()));
+    Ok(())
+}

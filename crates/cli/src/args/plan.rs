@@ -1,0 +1,62 @@
+//! `roofline plan`.
+
+use super::common::{FormatArg, ReserveArg};
+use super::values::{parse_degree, parse_precision};
+use clap::{Args, ValueEnum};
+use roofline_core::precision::Precision;
+
+/// The stage a plan is searched for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanStage {
+    /// The prompt: time to the first token.
+    Prefill,
+    /// One generated token per sequence: time per output token.
+    Decode,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// A preset id (`mixtral-8x7b`, see `roofline models`), a config.json, or a folder holding
+    /// one.
+    pub model: String,
+    /// A system of many chips: an id (`roofline hardware list --systems`) or a system file.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub system: Option<String>,
+    /// Chip id, with --devices: that many of it in the chip's default node.
+    #[arg(long, default_value = "h100-sxm")]
+    pub hardware: String,
+    /// Devices of --hardware to plan over.
+    #[arg(long, value_parser = parse_degree)]
+    pub devices: Option<u32>,
+    /// Which stage to plan for.
+    #[arg(long, value_enum, default_value_t = PlanStage::Decode)]
+    pub stage: PlanStage,
+    /// Sequences one replica serves together.
+    #[arg(long, default_value_t = 1)]
+    pub batch: u64,
+    /// Prefill: prompt tokens per sequence.
+    #[arg(long, default_value_t = 2048)]
+    pub seq_len: u64,
+    /// Decode: tokens already in the KV cache per sequence.
+    #[arg(long, default_value_t = 2048)]
+    pub context: u64,
+    /// Precision of weights, activations and KV cache.
+    #[arg(long, default_value = "bf16", value_parser = parse_precision)]
+    pub precision: Precision,
+    /// Weight precision, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub weight_precision: Option<Precision>,
+    /// KV-cache precision, overriding --precision.
+    #[arg(long, value_parser = parse_precision)]
+    pub kv_precision: Option<Precision>,
+    /// Attention as one fused FlashAttention kernel.
+    #[arg(long)]
+    pub flash_attention: bool,
+    /// Plans to print in each ranking.
+    #[arg(long, default_value_t = 5, value_parser = parse_degree)]
+    pub top: u32,
+    #[command(flatten)]
+    pub reserve: ReserveArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+}

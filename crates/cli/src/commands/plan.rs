@@ -1,0 +1,44 @@
+//! `roofline plan`.
+
+use super::analyze_parallel::{parallel_error, system_of};
+use crate::args::{PlanArgs, PlanStage};
+use crate::error::CliError;
+use roofline_core::parallel::search;
+use roofline_core::workload::{Precisions, Stage, Workload};
+use roofline_inputs::config::load_model;
+use roofline_report::plan::{write_plan, PlanReport};
+use std::io::Write;
+
+pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if a.system.is_none() && a.devices.is_none() {
+        return Err(CliError::bad_input(
+            "`--devices`: plan needs the devices to split the model over",
+            Some("give --system NAME (`roofline hardware list --systems`) or --devices N".into()),
+        ));
+    }
+    let model = load_model(&a.model)?;
+    let system = system_of(a.system.as_deref(), a.devices, 1, &a.hardware)?;
+    let precisions = Precisions::new(
+        a.weight_precision.unwrap_or(a.precision),
+        a.precision,
+        a.kv_precision.unwrap_or(a.precision),
+    );
+    let stage = match a.stage {
+        PlanStage::Prefill => Stage::Prefill,
+        PlanStage::Decode => Stage::Decode,
+    };
+    let workload = Workload::new(stage, a.batch, a.seq_len, a.context)
+        .with_precisions(precisions)
+        .flash_attention(a.flash_attention);
+    let found = search(&model, &workload, &system, a.reserve.memory_reserve)
+        .map_err(|e| parallel_error(e, &a.hardware))?;
+    let report = PlanReport {
+        model: &model,
+        system: &system,
+        workload: &workload,
+        search: &found,
+        top: a.top as usize,
+    };
+    write_plan(&report, a.format.format.into(), out)?;
+    Ok(())
+}
