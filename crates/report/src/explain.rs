@@ -93,7 +93,7 @@ pub fn conclusion(d: &Derivation) -> String {
         Bound::Network | Bound::Latency => format!(
             "{} is a collective: no FLOPs, {} on the link, {} ({}-bound).",
             d.name,
-            human_bytes(r.link.map_or(0.0, |l| l.traffic.get())),
+            human_bytes(r.link().map_or(0.0, |l| l.transfer.get() * r.roof.bandwidth.get())),
             human_seconds(p.time.get()),
             p.bound
         ),

@@ -136,7 +136,7 @@ fn write_table(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
             "share",
         ]);
         let total = s.totals.time.get();
-        for row in &s.rows {
+        for (i, row) in s.rows.iter().enumerate() {
             let p = row.point();
             let share = p.time.get() * row.count as f64 / total * 100.0;
             t.add_row(vec![
@@ -144,8 +144,8 @@ fn write_table(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
                 row.count.to_string(),
                 human_flops(row.cost.flops.get()),
                 human_bytes(row.cost.bytes().get()),
-                row.link
-                    .map(|l| human_bytes(l.traffic.get()))
+                s.communication(i)
+                    .map(|c| human_bytes(c.traffic.get()))
                     .unwrap_or_default(),
                 p.bound.to_string(),
                 human_seconds(p.time.get()),
@@ -248,7 +248,7 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
         "time_s",
     ])?;
     for s in r.stages {
-        for row in &s.rows {
+        for (i, row) in s.rows.iter().enumerate() {
             let p = row.point();
             w.write_record([
                 r.model.name.clone(),
@@ -264,8 +264,8 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
                 row.count.to_string(),
                 row.cost.flops.get().to_string(),
                 row.cost.bytes().get().to_string(),
-                row.link
-                    .map(|l| l.traffic.get().to_string())
+                s.communication(i)
+                    .map(|c| c.traffic.get().to_string())
                     .unwrap_or_default(),
                 p.bound.to_string(),
                 p.time.get().to_string(),

@@ -50,16 +50,19 @@ pub struct OpRow {
     pub roof: Roof,
     /// Launch overhead of one execution (one kernel), seconds.
     pub launch_overhead: Seconds,
-    /// For a collective ([`crate::ops::Communication`]), its time on the link; its row has no
-    /// FLOPs and no main-memory bytes, and [`OpRow::roof`] holds the link's bandwidth.
-    pub link: Option<LinkTime>,
+    /// For a collective ([`crate::ops::Communication`]; [`OpRow::compute`] is
+    /// [`Compute::Network`]), its time on the link, read through [`OpRow::link`]; zero for an
+    /// operator. A collective's row has no FLOPs and no main-memory bytes, and
+    /// [`OpRow::roof`] holds the link's bandwidth.
+    link_time: LinkTime,
 }
 
 /// A collective's time on its link: the α–β model's two terms ([`crate::comm::collective`]).
+/// The bytes it sends are its operator's ([`crate::ops::Communication::traffic`]); a row keeps
+/// the two times only, so that it stays within 128 bytes (a larger row is copied through
+/// `memcpy`, a quarter slower an analysis: the `analysis` benchmark).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LinkTime {
-    /// Bytes one rank sends on the link.
-    pub traffic: crate::units::Bytes,
     /// The latency term, seconds.
     pub latency: Seconds,
     /// The bandwidth term (traffic / link bandwidth), seconds.
@@ -67,6 +70,12 @@ pub struct LinkTime {
 }
 
 impl LinkTime {
+    /// No time: an operator's row.
+    pub const ZERO: LinkTime = LinkTime {
+        latency: Seconds(0.0),
+        transfer: Seconds(0.0),
+    };
+
     /// Latency + transfer, seconds.
     #[inline]
     pub fn time(&self) -> Seconds {
@@ -103,10 +112,16 @@ impl OpRow {
     /// collective on its link ([`LinkTime::point`]).
     #[inline]
     pub fn point(&self) -> RooflinePoint {
-        match &self.link {
+        match self.link() {
             None => self.roof.evaluate(&self.cost),
             Some(l) => l.point(),
         }
+    }
+
+    /// A collective's time on its link; `None` for an operator.
+    #[inline]
+    pub fn link(&self) -> Option<LinkTime> {
+        (self.compute == Compute::Network).then_some(self.link_time)
     }
 }
 
@@ -125,7 +140,7 @@ impl Serialize for OpRow {
         st.serialize_field("bandwidth", &self.roof.bandwidth)?;
         st.serialize_field("point", &self.point())?;
         st.serialize_field("launch_overhead", &self.launch_overhead)?;
-        if let Some(link) = &self.link {
+        if let Some(link) = &self.link() {
             st.serialize_field("link", link)?;
         } else {
             st.skip_field("link")?;
@@ -289,12 +304,10 @@ impl<'r, 'd> Walk<'r, 'd> {
     #[inline(always)]
     fn row(&mut self, node: &crate::graph::Node) -> OpRow {
         let (kind, cost, compute) = (node.kind(), node.cost(), node.compute());
-        let count = node.count();
-        if let (Compute::Network, crate::ops::Op::Communication(c)) = (compute, node.op()) {
-            return self.link_row(node, c, count);
-        }
         let roof = match self.roofs.roof_of(compute) {
             Some(roof) => roof,
+            // The network has no roof in the chip's table: a collective's is its link's.
+            None if compute == Compute::Network => return self.link_row(node),
             None => {
                 self.missing.get_or_insert(compute);
                 Roof {
@@ -303,6 +316,7 @@ impl<'r, 'd> Walk<'r, 'd> {
                 }
             }
         };
+        let count = node.count();
         self.totals.add_node(&cost, roof.time(&cost), count);
         OpRow {
             name: node.name,
@@ -314,42 +328,57 @@ impl<'r, 'd> Walk<'r, 'd> {
             compute,
             roof,
             launch_overhead: self.roofs.launch,
-            link: None,
+            link_time: LinkTime::ZERO,
         }
     }
 
-    /// The row of a collective: no FLOPs or main-memory bytes, its time on the link it was
-    /// priced for.
+    /// The row of a collective: no FLOPs or main-memory bytes, its time on its link.
     #[cold]
-    fn link_row(
-        &mut self,
-        node: &crate::graph::Node,
-        c: &crate::ops::Communication,
-        count: u64,
-    ) -> OpRow {
-        let link = LinkTime {
-            traffic: c.traffic,
-            latency: c.latency,
-            transfer: c.transfer,
-        };
-        let cost = Cost::default();
-        self.totals.add_node(&cost, link.time(), count);
-        self.totals.communication += link.time() * count as f64;
+    #[inline(never)]
+    fn link_row(&mut self, node: &crate::graph::Node) -> OpRow {
+        let (roof, time, link) = self.on_link(node);
+        let count = node.count();
+        self.totals.add_node(&Cost::default(), time, count);
         OpRow {
             name: node.name,
             role: node.role,
             kind: node.kind(),
             span: node.span,
             count,
-            cost,
-            compute: Compute::Network,
-            roof: Roof {
-                peak: FlopPerSec(0.0),
-                bandwidth: c.link,
-            },
+            cost: Cost::default(),
+            compute: node.compute(),
+            roof,
             launch_overhead: self.roofs.launch,
-            link: Some(link),
+            link_time: link.unwrap_or(LinkTime::ZERO),
         }
+    }
+
+    /// A collective's roof (no FLOPs; the link's bandwidth), time and time on the link, added
+    /// to the communication total.
+    #[cold]
+    #[inline(never)]
+    fn on_link(&mut self, node: &crate::graph::Node) -> (Roof, Seconds, Option<LinkTime>) {
+        let crate::ops::Op::Communication(c) = node.op() else {
+            // Only a collective runs on the network.
+            return (
+                Roof {
+                    peak: FlopPerSec(0.0),
+                    bandwidth: self.roofs.bandwidth,
+                },
+                Seconds(0.0),
+                None,
+            );
+        };
+        let link = LinkTime {
+            latency: c.latency,
+            transfer: c.transfer,
+        };
+        self.totals.communication += link.time() * node.count() as f64;
+        let roof = Roof {
+            peak: FlopPerSec(0.0),
+            bandwidth: c.link,
+        };
+        (roof, link.time(), Some(link))
     }
 
     /// The totals with the launch overhead, or the first missing peak.

@@ -33,7 +33,7 @@ pub struct ChipRoofs<'d> {
     act: Precision,
     /// The peak of each precision in [`Precision::ALL`] order, then the vector peak; `None`
     /// where the chip has none.
-    peaks: [Option<FlopPerSec>; Precision::ALL.len() + 1],
+    peaks: [Option<FlopPerSec>; Precision::ALL.len() + 2],
     /// Main-memory bandwidth, B/s.
     pub bandwidth: BytesPerSec,
     /// Launch overhead of one kernel, seconds.
@@ -46,12 +46,15 @@ pub(crate) fn precision_index(p: Precision) -> usize {
     p as usize
 }
 
-/// The slot of `compute` in [`ChipRoofs`]'s table.
+/// The slot of `compute` in [`ChipRoofs`]'s table: the precisions in order, then vector
+/// work, then the network (always empty: a collective's roof is its link's, so the walk meets
+/// it where a missing peak would be, off the operators' path).
 #[inline(always)]
 fn compute_index(compute: Compute) -> usize {
     match compute {
         Compute::Matrix(p) => precision_index(p),
-        Compute::Vector | Compute::Network => Precision::ALL.len(),
+        Compute::Vector => Precision::ALL.len(),
+        Compute::Network => Precision::ALL.len() + 1,
     }
 }
 
@@ -65,7 +68,7 @@ impl<'d> ChipRoofs<'d> {
     #[inline(always)]
     pub fn new(device: &'d Device, act: Precision) -> Result<Self, DeviceError> {
         let bandwidth = device.bandwidth()?;
-        let mut peaks = [None; Precision::ALL.len() + 1];
+        let mut peaks = [None; Precision::ALL.len() + 2];
         for (p, c) in &device.peaks {
             let slot = &mut peaks[precision_index(*p)];
             // The first entry wins, as `Device::peak` finds it.
@@ -101,6 +104,10 @@ impl<'d> ChipRoofs<'d> {
     /// The chip has no peak for the precision needed.
     #[inline]
     pub fn peak(&self, compute: Compute) -> Result<FlopPerSec, DeviceError> {
+        let compute = match compute {
+            Compute::Network => Compute::Vector,
+            c => c,
+        };
         match self.peaks[compute_index(compute)] {
             Some(p) => Ok(p),
             None => Err(self.missing_peak(compute)),

@@ -72,6 +72,14 @@ pub struct ParallelStage {
 }
 
 impl ParallelStage {
+    /// The collective of row `i`, if it is one: what it sends, over which ranks and links.
+    pub fn communication(&self, i: usize) -> Option<&Communication> {
+        match self.graph.nodes().get(i).map(|n| n.op()) {
+            Some(Op::Communication(c)) => Some(c),
+            _ => None,
+        }
+    }
+
     /// The step time: the scheduled critical path plus the launch overhead, seconds.
     pub fn step_time(&self) -> Seconds {
         self.schedule.step + self.totals.launch_overhead
@@ -146,7 +154,7 @@ pub fn analyze_parallel(
     for r in &rows {
         let time = r.point().time;
         totals.add_node(&r.cost, time, r.count);
-        if r.link.is_some() {
+        if r.link().is_some() {
             totals.communication += time * r.count as f64;
         }
     }

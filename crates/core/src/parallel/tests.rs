@@ -52,16 +52,18 @@ fn tp8_decode_has_two_all_reduces_a_block_of_b_s_d_2_bytes(
     let reduces: Vec<_> = a
         .rows
         .iter()
-        .filter(|r| r.role == Role::TpAllReduce && r.span.in_blocks())
+        .enumerate()
+        .filter(|(_, r)| r.role == Role::TpAllReduce && r.span.in_blocks())
         .collect();
     assert_eq!(reduces.len(), 2);
     // B·s·d·2 bytes = 32 · 1 · 8192 · 2 = 524,288 B each, in every one of the 80 blocks; a
     // ring all-reduce over 8 ranks sends 2·7/8 of it.
-    for r in &reduces {
+    for &(i, r) in &reduces {
         assert_eq!(r.count, 80);
-        let link = r.link.ok_or("a collective row")?;
-        assert_eq!(link.traffic.get(), 524_288.0 * 2.0 * 7.0 / 8.0);
-        assert_eq!(link.transfer.get(), 524_288.0 * 1.75 / 450e9);
+        let c = a.communication(i).ok_or("a collective")?;
+        assert_eq!(c.traffic.get(), 524_288.0 * 2.0 * 7.0 / 8.0);
+        assert_eq!(c.transfer.get(), 524_288.0 * 1.75 / 450e9);
+        assert_eq!(r.link().ok_or("a link row")?.transfer, c.transfer);
     }
     // Every all-reduce is read by the residual add right after it: all of it is exposed.
     let s = a.schedule;
@@ -150,11 +152,11 @@ fn sequence_parallelism_trades_each_all_reduce_for_a_reduce_scatter_and_an_all_g
     assert_eq!(count(Role::TpAllGather), 2);
     // Reduce-scatter and all-gather each send (n−1)/n of S = T·d·2 = 4096·8192·2 bytes: together
     // what one all-reduce sends.
-    for r in a.rows.iter().filter(|r| {
+    for (i, _) in a.rows.iter().enumerate().filter(|(_, r)| {
         matches!(r.role, Role::TpReduceScatter | Role::TpAllGather) && r.span.in_blocks()
     }) {
-        let link = r.link.ok_or("a collective row")?;
-        assert_eq!(link.traffic.get(), 4096.0 * 8192.0 * 2.0 * 7.0 / 8.0);
+        let c = a.communication(i).ok_or("a collective")?;
+        assert_eq!(c.traffic.get(), 4096.0 * 8192.0 * 2.0 * 7.0 / 8.0);
     }
     // The norms run on T/8 = 512 tokens.
     let norm = a
@@ -179,14 +181,15 @@ fn a_pipeline_sends_activations_across_each_boundary_and_holds_its_blocks(
     let w = Workload::new(Stage::Decode, 8, 1, 1024);
     let pp = Layout { pp: 4, ..tp(2) };
     let a = analyze_parallel(&m, &w, &dgx(1), pp, Reserve::DEFAULT)?;
-    let send = a
+    let (i, send) = a
         .rows
         .iter()
-        .find(|r| r.role == Role::PpSendRecv)
+        .enumerate()
+        .find(|(_, r)| r.role == Role::PpSendRecv)
         .ok_or("a send")?;
     // 3 boundaries, each T·d·2 = 8 · 8192 · 2 = 131,072 B inside the node.
     assert_eq!(send.count, 3);
-    assert_eq!(send.link.ok_or("link")?.traffic.get(), 131_072.0);
+    assert_eq!(a.communication(i).ok_or("link")?.traffic.get(), 131_072.0);
     // Each device holds 80 / 4 = 20 blocks of a 2-way split model.
     let two = analyze_parallel(&m, &w, &dgx(1), tp(2), Reserve::DEFAULT)?;
     let block_kv = two.memory.kv_cache.get() / 80.0;
@@ -299,13 +302,17 @@ fn expert_parallelism_dispatches_each_routed_token_and_splits_the_experts(
     // 64 sequences over 8 devices: 8 tokens each, each routed to 2 experts: S = 8 · 2 · 4096
     // · 2 B = 131,072 B, of which 7/8 leave the device; the combine returns as much.
     for role in [Role::EpDispatch, Role::EpCombine] {
-        let r = a
+        let (i, r) = a
             .rows
             .iter()
-            .find(|r| r.role == role)
+            .enumerate()
+            .find(|(_, r)| r.role == role)
             .ok_or("an all-to-all")?;
         assert_eq!(r.count, 32);
-        assert_eq!(r.link.ok_or("link")?.traffic.get(), 131_072.0 * 7.0 / 8.0);
+        assert_eq!(
+            a.communication(i).ok_or("link")?.traffic.get(),
+            131_072.0 * 7.0 / 8.0
+        );
     }
     // The experts' FLOPs of the 8 devices are the single device's; their weights an eighth.
     let experts = |rows: &[crate::analysis::OpRow]| -> f64 {
