@@ -175,9 +175,27 @@ fn into_parts_agrees_with_kind_cost_and_compute() {
     // Every operator type the decoder emits (MoE and MLA included, `models`): the one-match
     // summary the visitors use equals the three separate accessors the graph path uses.
     let mut kinds = std::collections::BTreeSet::new();
+    // Two devices over one link, for the collectives the tensor-parallel pass adds.
+    let link = crate::comm::LinkTier::new(
+        "link",
+        crate::cited::Cited::new(crate::units::BytesPerSec(450e9), "test"),
+        crate::cited::Cited::new(Seconds(1e-6), "test"),
+    );
+    let fabric = crate::comm::Fabric {
+        scale_up: Some(link),
+        ..Default::default()
+    };
+    let system =
+        crate::comm::System::new("two", "two", h100_sxm(), 2, 1, fabric).expect("a system");
+    let tp2 = crate::parallel::Layout {
+        tp: 2,
+        ..crate::parallel::Layout::SINGLE
+    };
     for m in models() {
         for w in workloads() {
-            for node in build_graph(&m, &w).nodes() {
+            let single = build_graph(&m, &w);
+            let sharded = crate::parallel::shard(&single, &m, &w, tp2, &system).expect("tp 2");
+            for node in single.nodes().iter().chain(sharded.nodes()) {
                 let (kind, cost, compute) = node.op().clone().into_parts();
                 assert_eq!(kind, node.kind());
                 assert_eq!(cost, node.cost());
@@ -186,7 +204,7 @@ fn into_parts_agrees_with_kind_cost_and_compute() {
             }
         }
     }
-    assert_eq!(kinds.len(), 11, "every Op variant was exercised: {kinds:?}");
+    assert_eq!(kinds.len(), 12, "every Op variant was exercised: {kinds:?}");
     // `OpKind::ALL` lists exactly the kinds the operators have.
     assert_eq!(kinds.into_iter().collect::<Vec<_>>(), OpKind::ALL.to_vec());
 }
