@@ -275,3 +275,159 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
     w.flush()?;
     Ok(())
 }
+
+fn point(s: &ParallelStage) -> ScalingPoint<'_> {
+    ScalingPoint {
+        workload: &s.workload,
+        tp: s.layout.tp,
+        devices: s.devices,
+        step_time_s: s.step_time().get(),
+        tokens_per_s: s.tokens_per_s(),
+        tokens_per_s_per_device: s.tokens_per_s() / s.devices as f64,
+        efficiency: roofline_core::parallel::scaling::efficiency(s),
+        exposed_communication_s: s.schedule.exposed.get(),
+        fits: s.memory.fits(),
+    }
+}
+
+#[derive(Serialize)]
+struct ScalingPoint<'a> {
+    workload: &'a roofline_core::workload::Workload,
+    tp: u32,
+    devices: u64,
+    step_time_s: f64,
+    tokens_per_s: f64,
+    tokens_per_s_per_device: f64,
+    efficiency: f64,
+    exposed_communication_s: f64,
+    fits: Option<bool>,
+}
+
+/// Writes `sweep --tp`: each series (one workload over increasing tensor-parallel degrees)
+/// as rows of step time, throughput, parallel efficiency and exposed communication, and the
+/// degree where adding devices stops paying.
+///
+/// # Errors
+/// A failed write.
+pub fn write_scaling(
+    model: &Transformer,
+    system: &System,
+    series: &[Vec<ParallelStage>],
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    use roofline_core::parallel::scaling::stops_paying;
+    match format {
+        Format::Json => {
+            #[derive(Serialize)]
+            struct Doc<'a> {
+                schema_version: u32,
+                model: &'a str,
+                system: &'a str,
+                series: Vec<Vec<ScalingPoint<'a>>>,
+            }
+            let doc = Doc {
+                schema_version: crate::doc::SCHEMA_VERSION,
+                model: &model.name,
+                system: &system.id,
+                series: series
+                    .iter()
+                    .map(|s| s.iter().map(point).collect())
+                    .collect(),
+            };
+            crate::doc::write_json(&doc, out)
+        }
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record([
+                "stage",
+                "batch",
+                "seq_len",
+                "context",
+                "tp",
+                "devices",
+                "step_time_s",
+                "tokens_per_s",
+                "tokens_per_s_per_device",
+                "efficiency",
+                "exposed_communication_s",
+                "fits",
+            ])?;
+            for s in series.iter().flatten() {
+                let p = point(s);
+                w.write_record([
+                    s.workload.stage.to_string(),
+                    s.workload.batch.to_string(),
+                    s.workload.seq_len.to_string(),
+                    s.workload.context.to_string(),
+                    p.tp.to_string(),
+                    p.devices.to_string(),
+                    p.step_time_s.to_string(),
+                    p.tokens_per_s.to_string(),
+                    p.tokens_per_s_per_device.to_string(),
+                    p.efficiency.to_string(),
+                    p.exposed_communication_s.to_string(),
+                    p.fits.map_or(String::new(), |f| f.to_string()),
+                ])?;
+            }
+            w.flush()?;
+            Ok(())
+        }
+        Format::Table => {
+            for (i, s) in series.iter().enumerate() {
+                let Some(first) = s.first() else { continue };
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                writeln!(
+                    out,
+                    "{} · {} on {} · {}",
+                    first.workload.stage,
+                    model.name,
+                    system.name,
+                    crate::analysis::workload_line(&first.single)
+                )?;
+                let mut t = new_table(&[
+                    "TP",
+                    "step",
+                    "tokens/s",
+                    "tokens/s/device",
+                    "efficiency",
+                    "exposed comm",
+                    "fits",
+                ]);
+                for st in s {
+                    let p = point(st);
+                    t.add_row(vec![
+                        p.tp.to_string(),
+                        human_seconds(p.step_time_s),
+                        format!("{:.0}", p.tokens_per_s),
+                        format!("{:.0}", p.tokens_per_s_per_device),
+                        format!("{:.0}%", p.efficiency * 100.0),
+                        human_seconds(p.exposed_communication_s),
+                        match p.fits {
+                            Some(true) => "yes".into(),
+                            Some(false) => "no".into(),
+                            None => "?".into(),
+                        },
+                    ]);
+                }
+                align_right_from(&mut t, 0);
+                writeln!(out, "{t}")?;
+                match stops_paying(s) {
+                    Some(j) => writeln!(
+                        out,
+                        "adding devices stops paying at TP {}: its step is no faster than TP {}'s",
+                        s[j].layout.tp,
+                        s[j - 1].layout.tp
+                    )?,
+                    None => writeln!(
+                        out,
+                        "every added device still shortens the step (efficiency = single chip's step ÷ devices, over this step)"
+                    )?,
+                }
+            }
+            Ok(())
+        }
+    }
+}

@@ -45,6 +45,14 @@ pub struct SweepArgs {
     pub logits: LogitsArg,
     #[command(flatten)]
     pub reserve: ReserveArg,
+    /// Tensor-parallel degrees to sweep (`1,2,4,8`): each batch and length analysed at each
+    /// degree on one chip's default node (or --system), and where adding devices stops paying.
+    /// Give a short --batch list with it.
+    #[arg(long, value_parser = parse_uint_list)]
+    pub tp: Option<UintList>,
+    /// With --tp: a system of many chips (an id or file) instead of --hardware's default node.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub system: Option<String>,
     /// `--plot FILE` draws throughput and latency against batch, and each operator's intensity
     /// against batch with the ridge (`.svg` or `.png`); `--force` overwrites it.
     #[command(flatten)]

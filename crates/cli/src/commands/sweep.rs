@@ -4,8 +4,9 @@
 use crate::args::{StageArg, SweepArgs};
 use crate::error::{CliError, Kind};
 use crate::output::{check_output, write_output};
+use roofline_core::precision::Precision;
 use roofline_core::sweep::{sweep, SweepSpec};
-use roofline_core::workload::{Precisions, Stage};
+use roofline_core::workload::{Precisions, Stage, Workload};
 use roofline_inputs::config::load_model;
 use roofline_inputs::hardware::find_device;
 use roofline_report::plot::PlotFormat;
@@ -31,6 +32,9 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
         None => None,
     };
+    if let Some(tps) = &a.tp {
+        return run_tp(a, &tps.0, out);
+    }
     let model = load_model(&a.model)?;
     let devices = a
         .hardware
@@ -81,5 +85,83 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
         write_output(path, a.plot.force, &bytes)?;
     }
     write_sweep(&view, a.format.format.into(), out)?;
+    Ok(())
+}
+
+/// `sweep --tp`: each stage, length and batch at each tensor-parallel degree.
+fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliError> {
+    if a.plot.plot.is_some() || a.hardware.len() > 1 || a.precision.len() > 1 {
+        return Err(CliError::bad_input(
+            "`--tp` sweeps one chip in one precision, without a plot",
+            Some("give one --hardware and one --precision, and drop --plot".into()),
+        ));
+    }
+    let max = roofline_core::comm::system::MAX_DEVICES;
+    let tps: Vec<u32> = tps
+        .iter()
+        .map(|&t| {
+            u32::try_from(t)
+                .ok()
+                .filter(|&t| t >= 1 && t <= max)
+                .ok_or_else(|| {
+                    CliError::bad_input(
+                        format!("`--tp`: {t} is not a degree (1 to {max})"),
+                        Some("give degrees such as 1,2,4,8".into()),
+                    )
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    let model = load_model(&a.model)?;
+    let hardware = a.hardware.first().map_or("h100-sxm", String::as_str);
+    let most = tps.iter().copied().max().unwrap_or(1);
+    let system =
+        super::analyze_parallel::system_of(a.system.as_deref(), None, u64::from(most), hardware)?;
+    let p = a.precision.first().copied().unwrap_or(Precision::Bf16);
+    let precisions = Precisions::new(
+        a.weight_precision.unwrap_or(p),
+        p,
+        a.kv_precision.unwrap_or(p),
+    );
+    let stages: &[Stage] = match a.stage {
+        StageArg::Prefill => &[Stage::Prefill],
+        StageArg::Decode => &[Stage::Decode],
+        StageArg::Both => &[Stage::Prefill, Stage::Decode],
+    };
+    let mut series = Vec::new();
+    for &stage in stages {
+        let lengths = match stage {
+            Stage::Prefill => &a.seq_len.0,
+            _ => &a.context.0,
+        };
+        for &len in lengths {
+            for &batch in &a.batch.0 {
+                let (s, c) = match stage {
+                    Stage::Prefill => (len, 0),
+                    _ => (1, len),
+                };
+                let w = Workload::new(stage, batch, s, c)
+                    .with_precisions(precisions)
+                    .flash_attention(a.flash_attention)
+                    .with_logits(a.logits.into());
+                let stages = roofline_core::parallel::scaling::over_tp(
+                    &model,
+                    &w,
+                    &system,
+                    roofline_core::parallel::Layout::SINGLE,
+                    &tps,
+                    a.reserve.memory_reserve,
+                )
+                .map_err(|e| super::analyze_parallel::parallel_error(e, hardware))?;
+                series.push(stages);
+            }
+        }
+    }
+    roofline_report::parallel::write_scaling(
+        &model,
+        &system,
+        &series,
+        a.format.format.into(),
+        out,
+    )?;
     Ok(())
 }

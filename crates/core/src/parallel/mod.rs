@@ -7,12 +7,15 @@
 //! - [`shard`]: tensor (and sequence) parallelism as a pass over the graph, with the
 //!   collectives it needs as nodes priced on the system's links.
 //! - [`plan`]: every layout a system holds, analysed and ranked.
+//! - [`scaling`]: a step over increasing tensor-parallel degrees; where adding devices stops
+//!   paying.
 //! - [`schedule`]: the step on a compute and a communication stream: exposed communication.
 
 pub mod analysis;
 pub mod experts;
 pub mod layout;
 pub mod plan;
+pub mod scaling;
 pub mod schedule;
 pub mod shard;
 

@@ -375,3 +375,30 @@ fn the_plan_search_tries_every_layout_of_8_devices_and_ranks_those_that_fit(
     assert!(s.by_latency.iter().all(|&i| s.plans[i].fits()));
     Ok(())
 }
+
+#[test]
+fn decode_at_batch_1_still_gains_from_each_doubling_of_tp_over_nvlink(
+) -> Result<(), Box<dyn std::error::Error>> {
+    // Llama-3.1-70B decode at batch 1: each step reads the weights once (141 GB over 8
+    // devices), which halves with each doubling of t; the all-reduces of 8 KiB each are
+    // latency-bound (1 µs per ring step here) and grow with t: 2(t−1) steps, 160 a step.
+    let m = llama31_70b();
+    let w = Workload::new(Stage::Decode, 1, 1, 1024);
+    let s = scaling::over_tp(
+        &m,
+        &w,
+        &dgx(1),
+        Layout::SINGLE,
+        &[1, 2, 4, 8],
+        Reserve::DEFAULT,
+    )?;
+    assert_eq!(s.len(), 4);
+    for pair in s.windows(2) {
+        // Each doubling halves the weight reads and adds ring steps: still faster here.
+        assert!(pair[1].step_time() < pair[0].step_time());
+        assert!(scaling::efficiency(&pair[1]) < scaling::efficiency(&pair[0]) + 1e-12);
+    }
+    assert!((scaling::efficiency(&s[0]) - 1.0).abs() < 1e-9);
+    assert_eq!(scaling::stops_paying(&s), None);
+    Ok(())
+}
