@@ -1,5 +1,6 @@
 //! Chip files: the TOML schema, the embedded catalog (`catalog/hardware/*.toml`), lookup by id
-//! or path, and writing a [`Device`](roofline_core::device::Device) back to TOML.
+//! or path, and writing a [`Device`](roofline_core::device::Device) back to TOML; system files
+//! (`catalog/systems/*.toml`: nodes of one chip and their links, [`load_system`]).
 //!
 //! # Schema
 //!
@@ -29,14 +30,36 @@
 //! [interconnect]                        # optional; also [host]
 //! name = "NVLink 4 (18 links)"
 //! bandwidth_bytes_per_s = { value = 900e9, source = "..." }     # optional
+//!
+//! [platform]                            # optional: the node the chip is sold in
+//! name = "HGX H100 8-GPU"
+//! gpus_per_node = { value = 8, source = "..." }                 # 1 ..= 2^20
+//! in_network_reduction = { value = true, source = "..." }       # optional, false if absent
+//! topology = "..."                                              # optional note
+//!
+//! [platform.scale_up]                   # optional; also [platform.scale_out], [platform.pcie]
+//! name = "NVLink 4 + NVSwitch gen 3"
+//! bandwidth_bytes_per_s = { value = 450e9, source = "..." }     # PER GPU, PER DIRECTION
+//! latency_s = { value = 3.4e-6, source = "..." }                # one collective step, 1 ns ..= 10 ms
 //! ```
+//!
+//! The `[platform]` bandwidths are per GPU and per direction, unlike `[interconnect]` and
+//! `[host]`, which keep the datasheets' bidirectional aggregates: NVLink 4's "900 GB/s" is
+//! `450e9` each way. `scale_up` joins the GPUs of one node at full speed (a switch, or a ring or
+//! torus a ring collective runs on), `scale_out` is one NIC's bandwidth per GPU between nodes,
+//! `pcie` the host link. A node of more than one GPU needs `scale_up` or `pcie`.
 
 mod catalog;
 mod parse;
+mod platform;
+#[cfg(test)]
+mod platform_tests;
+mod system;
 #[cfg(test)]
 mod tests;
 mod to_toml;
 
 pub use catalog::{catalog, catalog_ids, find_device};
 pub use parse::parse_device;
+pub use system::{is_system_id, load_system, parse_system, system_ids, systems};
 pub use to_toml::device_to_toml;
