@@ -61,5 +61,7 @@ mod to_toml;
 
 pub use catalog::{catalog, catalog_ids, find_device};
 pub use parse::parse_device;
-pub use system::{is_system_id, load_system, parse_system, system_ids, systems};
+pub use system::{
+    find_chip_or_system, is_system_id, load_system, parse_system, system_ids, systems, ChipOrSystem,
+};
 pub use to_toml::device_to_toml;

@@ -222,3 +222,59 @@ pub fn load_system(name_or_path: &str) -> Result<System, InputError> {
         )),
     )
 }
+
+/// What `roofline hardware show NAME` names: a chip or a system.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ChipOrSystem {
+    /// A chip (catalog id, alias or chip file).
+    Chip(Box<roofline_core::device::Device>),
+    /// A system (catalog id or system file).
+    System(Box<System>),
+}
+
+/// A chip or a system by name: a systems catalog id gives the system; a `.toml` file with a
+/// top-level `chip = "..."` key is read as a system file, any other file as a chip file; any
+/// other name is looked up as a chip ([`find_device`]).
+///
+/// # Errors
+/// The errors of [`load_system`] or [`find_device`]; an unknown name's hint also points at
+/// `roofline hardware list --systems`.
+pub fn find_chip_or_system(name: &str) -> Result<ChipOrSystem, InputError> {
+    let given = name.trim();
+    if is_system_id(given) {
+        return load_system(given).map(|s| ChipOrSystem::System(Box::new(s)));
+    }
+    if super::catalog::looks_like_path(given) && is_system_file(std::path::Path::new(given)) {
+        return load_system(given).map(|s| ChipOrSystem::System(Box::new(s)));
+    }
+    find_device(given)
+        .map(|d| ChipOrSystem::Chip(Box::new(d)))
+        .map_err(|e| {
+            if e.message.starts_with("unknown chip") {
+                let hint = e.hint.clone().unwrap_or_default();
+                let ids = system_ids();
+                let closest = crate::closest(&normalize(given), &ids, 1)
+                    .first()
+                    .map(|c| format!("closest system: `{c}`; "))
+                    .unwrap_or_default();
+                InputError::new(format!("unknown chip or system `{given}`")).with_hint(format!(
+                    "{hint}; {closest}systems: {} (`roofline hardware list --systems`)",
+                    ids.join(", ")
+                ))
+            } else {
+                e
+            }
+        })
+}
+
+/// Whether the file at `path` reads as TOML with a top-level string key `chip` (a system
+/// file). A file that cannot be read or parsed is not: the chip reader then reports why.
+fn is_system_file(path: &std::path::Path) -> bool {
+    let Ok(text) = crate::read::read_text(path, "file ", crate::read::TEXT_LIMIT, "", "") else {
+        return false;
+    };
+    toml::from_str::<toml::Table>(&text)
+        .map(|t| t.get("chip").is_some_and(toml::Value::is_str))
+        .unwrap_or(false)
+}
