@@ -48,6 +48,28 @@
 //! `450e9` each way. `scale_up` joins the GPUs of one node at full speed (a switch, or a ring or
 //! torus a ring collective runs on), `scale_out` is one NIC's bandwidth per GPU between nodes,
 //! `pcie` the host link. A node of more than one GPU needs `scale_up` or `pcie`.
+//!
+//! # System files
+//!
+//! `catalog/systems/*.toml` ([`load_system`], [`system_ids`]): nodes of one catalog chip and
+//! their links, read into a [`System`](roofline_core::comm::System).
+//!
+//! ```toml
+//! id = "dgx-h100"
+//! name = "NVIDIA DGX H100 (8x H100 SXM5 80GB)"
+//! chip = "h100-sxm"                                 # a catalog id or alias, or a chip file
+//! gpus_per_node = { value = 8, source = "..." }     # 1 ..= 2^20
+//! nodes = { value = 1, source = "..." }             # 1 ..= 2^20; devices in all ≤ 2^20
+//! notes = ["..."]                                   # optional
+//!
+//! [fabric.scale_out]                  # optional [fabric]: each tier given replaces the chip's
+//! name = "RoCE 200 Gb/s"              # [platform] tier; in_network_reduction, topology too
+//! bandwidth_bytes_per_s = { value = 25e9, source = "..." }   # per GPU, per direction
+//! latency_s = { value = 14e-6, source = "..." }
+//! ```
+//!
+//! Without `[fabric]` the system's links are its chip's `[platform]`; a node of more than one
+//! GPU needs a `scale_up` or `pcie` tier, and more than one node a `scale_out` tier.
 
 mod catalog;
 mod parse;

@@ -395,3 +395,20 @@ fn a_system_file_by_path() -> TestResult {
     assert!(is_system_id("dgx-h100") && !is_system_id("h100-sxm"));
     Ok(())
 }
+
+#[test]
+fn a_platform_built_in_code_without_sources_still_round_trips() -> TestResult {
+    let mut d = find_device("h100-sxm")?;
+    if let Some(p) = d.platform.as_mut() {
+        p.fabric.in_network_reduction_source = None;
+        p.fabric.topology = None;
+    }
+    let back = parse_device(&device_to_toml(&d), "round-trip.toml")?;
+    let f = back.platform.map(|p| p.fabric).unwrap_or_default();
+    assert!(f.in_network_reduction);
+    assert_eq!(
+        f.in_network_reduction_source.as_deref(),
+        Some("no source given")
+    );
+    Ok(())
+}

@@ -78,10 +78,14 @@ fn write_tier(out: &mut String, table: &str, tier: &LinkTier) {
 
 /// The keys of a fabric inside table `table` (`platform`, `fabric`), whose header the caller
 /// has written, and its tiers as sub-tables. A fabric without a source for
-/// `in_network_reduction` and without it set writes no key (the parser's default, `false`).
+/// `in_network_reduction` and without it set writes no key (the parser's default, `false`);
+/// one set without a source (built in code) says so, since the parser wants a source.
 fn write_fabric(out: &mut String, table: &str, f: &Fabric) {
     if f.in_network_reduction || f.in_network_reduction_source.is_some() {
-        let source = f.in_network_reduction_source.as_deref().unwrap_or("");
+        let source = match f.in_network_reduction_source.as_deref() {
+            Some(s) if !s.trim().is_empty() => s,
+            _ => "no source given",
+        };
         let _ = writeln!(
             out,
             "in_network_reduction = {{ value = {}, source = {} }}",
