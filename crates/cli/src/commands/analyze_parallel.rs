@@ -54,10 +54,7 @@ pub(crate) fn system_of(
 
 /// A system from the catalog or a file.
 fn load_system(name: &str) -> Result<System, CliError> {
-    Err(CliError::bad_input(
-        format!("`--system`: no system `{name}`"),
-        Some("give --hardware CHIP --devices N".into()),
-    ))
+    Ok(roofline_inputs::hardware::load_system(name)?)
 }
 
 fn system_error(e: &SystemError, chip: &str) -> CliError {
