@@ -31,7 +31,7 @@ fn dgx(nodes: u64) -> System {
         scale_up: Some(link("NVLink 4", 450e9)),
         in_network_reduction: false,
         scale_out: Some(link("NDR", 50e9)),
-        pcie: None,
+        ..Fabric::default()
     };
     System::new("dgx", "DGX", crate::fixtures::h100_sxm(), 8, nodes, fabric).expect("system")
 }
