@@ -38,6 +38,14 @@ pub fn layout_name(p: &Plan) -> String {
 /// A holdback in words.
 pub fn holdback_text(h: &Holdback) -> String {
     match h {
+        Holdback::Devices {
+            devices,
+            best_devices,
+            step_ratio,
+        } => format!(
+            "devices: a {:.2}× faster step on {devices} devices against {best_devices}: less per device",
+            1.0 / step_ratio
+        ),
         Holdback::Memory { needed, capacity } => format!(
             "memory: needs {} per device of {}",
             human_bytes(needed.get()),
@@ -214,13 +222,17 @@ pub fn write_plan(
                     "tokens/s/device",
                     "memory/device",
                     "exposed comm",
-                    "why not first",
                 ]);
+                let mut whys = Vec::new();
                 for (i, p) in rank(order).into_iter().enumerate() {
-                    let why = match best {
-                        Some(b) if !std::ptr::eq(b, p) => holdback_text(&holdback(p, b)),
-                        _ => "best".to_string(),
-                    };
+                    if let Some(b) = best.filter(|b| !std::ptr::eq(*b, p)) {
+                        whys.push(format!(
+                            "#{} {}: {}",
+                            i + 1,
+                            layout_name(p),
+                            holdback_text(&holdback(p, b))
+                        ));
+                    }
                     t.add_row(vec![
                         (i + 1).to_string(),
                         layout_name(p),
@@ -230,11 +242,13 @@ pub fn write_plan(
                         format!("{:.0}", p.tokens_per_s_per_device()),
                         human_bytes(p.stage.memory.total().get()),
                         format!("{:.0}%", p.exposed_share() * 100.0),
-                        why,
                     ]);
                 }
                 align_right_from(&mut t, 2);
                 writeln!(out, "{t}")?;
+                for w in whys {
+                    writeln!(out, "  {w}")?;
+                }
             }
             if !not_fitting.is_empty() {
                 let names: Vec<String> = not_fitting.iter().map(|p| layout_name(p)).collect();

@@ -4,9 +4,9 @@
 //!
 //! With p pipeline stages the graph keeps every block: its rows are the path of one step
 //! through the stages, each stage on its own devices, so its time is the latency of one step
-//! (Σ stages + the sends between them). A device holds ⌈L/p⌉ blocks at most, and with at
-//! least p micro-batches in flight the pipeline finishes a step's work every (step / p), the
-//! throughput [`ParallelStage::tokens_per_s`] reports.
+//! (Σ stages + the sends between them), and a device holds ⌈L/p⌉ blocks at most. The batch goes
+//! through the stages as one: a pipeline here buys memory, not throughput (splitting the batch
+//! into micro-batches that keep every stage busy is not modelled yet).
 
 use super::experts::shard_experts;
 use super::layout::Layout;
@@ -85,18 +85,16 @@ impl ParallelStage {
         self.schedule.step + self.totals.launch_overhead
     }
 
-    /// Tokens a replica finishes per second: the step's tokens over the step time, × p when
-    /// the pipeline is kept full (p micro-batches in flight).
+    /// Tokens a replica finishes per second: the step's tokens over the step time.
     pub fn tokens_per_s(&self) -> f64 {
-        let tokens = self.workload.tokens() as f64;
-        tokens / self.step_time().get() * f64::from(self.layout.pp)
+        self.workload.tokens() as f64 / self.step_time().get()
     }
 
     /// What the parallelism costs: this step time against the single device's divided by the
     /// devices (1 = perfect scaling; 2 = half the devices' worth is lost).
     pub fn scaling_cost(&self) -> f64 {
         let ideal = self.single.totals.time_with_launch().get() / self.devices as f64;
-        self.step_time().get() / ideal * (1.0 / f64::from(self.layout.pp))
+        self.step_time().get() / ideal
     }
 }
 

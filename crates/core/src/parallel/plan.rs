@@ -155,6 +155,15 @@ fn sequence_parallel_unsupported(model: &Transformer) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum Holdback {
+    /// A faster step than the best's, bought with more devices: less per device.
+    Devices {
+        /// Devices per replica.
+        devices: u64,
+        /// The best's devices per replica.
+        best_devices: u64,
+        /// Its step over the best's (below 1: faster).
+        step_ratio: f64,
+    },
     /// One device's share does not fit its memory.
     Memory {
         /// Bytes one device needs.
@@ -183,9 +192,18 @@ pub enum Holdback {
     },
 }
 
-/// What holds `plan` back against `best`: memory, the pipeline's stages in sequence, exposed
-/// communication, or compute, whichever explains the gap first.
+/// What holds `plan` back against `best`: memory; for tokens per device, a faster step bought
+/// with more devices; a longer pipeline; exposed communication, or compute, whichever explains
+/// the gap first.
 pub fn holdback(plan: &Plan, best: &Plan) -> Holdback {
+    let step_ratio = plan.step_time().get() / best.step_time().get();
+    if plan.fits() && step_ratio < 1.0 {
+        return Holdback::Devices {
+            devices: plan.layout.devices(),
+            best_devices: best.layout.devices(),
+            step_ratio,
+        };
+    }
     if !plan.fits() {
         let m = &plan.stage.memory;
         return Holdback::Memory {
