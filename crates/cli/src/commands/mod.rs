@@ -1,6 +1,7 @@
 //! One function per command: typed flags in, library calls, a writer out.
 
 mod analyze;
+mod collective;
 mod fuse;
 mod hardware;
 mod import;

@@ -226,6 +226,16 @@ pub enum AlgorithmChoice {
     Only(Algorithm),
 }
 
+impl fmt::Display for AlgorithmChoice {
+    /// `auto` or the algorithm's name.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AlgorithmChoice::Auto => f.write_str("auto"),
+            AlgorithmChoice::Only(a) => a.fmt(f),
+        }
+    }
+}
+
 impl FromStr for AlgorithmChoice {
     type Err = UnknownName;
     /// `auto` or an [`Algorithm`] name.

@@ -130,7 +130,8 @@ pub fn explain_collective(
         Collective::ReduceScatter | Collective::AllGather | Collective::AllToAll => (n - one) / n,
         Collective::Broadcast | Collective::SendRecv => one,
     };
-    let algbw = s / t.time;
+    let time = t.time.named("t");
+    let algbw = (s / time).named("algbw");
     let busbw = algbw * factor;
 
     let given = tape
@@ -207,15 +208,11 @@ pub fn explain_collective(
         outcome: Outcome::Verdict {
             text: cost.bound().to_string(),
         },
-        source: String::new(),
+        source: "the larger of the α and β terms".into(),
     });
-    steps.push(step(
-        "algorithm bandwidth",
-        "algbw",
-        algbw,
-        "B/s",
-        BUS_SOURCE,
-    ));
+    if let Some(x) = def("algbw") {
+        steps.push(step("algorithm bandwidth", "algbw", x, "B/s", BUS_SOURCE));
+    }
     steps.push(step("bus bandwidth", "busbw", busbw, "B/s", BUS_SOURCE));
     steps.push(step(
         "estimated time (estimate, not a bound)",

@@ -18,6 +18,7 @@ use std::borrow::Cow;
 use std::io::Write;
 
 pub mod analyze;
+pub mod collective;
 pub mod explain;
 pub mod fuse;
 pub mod hardware;
@@ -247,6 +248,11 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             schema_of::<profile::JoinDoc>(),
         ),
         ("op", "roofline op", schema_of::<op::OpReportDoc>()),
+        (
+            "collective",
+            "roofline op all-reduce|reduce-scatter|all-gather|all-to-all|broadcast|send-recv",
+            schema_of::<collective::CollectiveDoc>(),
+        ),
         (
             "fuse",
             "roofline fuse --chain",
