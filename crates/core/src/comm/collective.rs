@@ -169,7 +169,8 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// Every algorithm, in the order Auto tries them (a tie keeps the first).
+    /// Every algorithm, in the order Auto tries them after the one that always runs (ring, or
+    /// direct for all-to-all and send-recv); a tie keeps the earlier.
     pub const ALL: [Algorithm; 5] = [
         Algorithm::Ring,
         Algorithm::Nvls,
@@ -726,9 +727,9 @@ pub fn collective_cost(
             });
         }
     }
+    // Auto starts from the algorithm that always runs; a tie keeps it.
     let default = match c {
         Collective::AllToAll | Collective::SendRecv => Algorithm::Direct,
-        _ if group.nodes() > 1 => Algorithm::Hierarchical,
         _ => Algorithm::Ring,
     };
     if group.ranks == 1 || s == 0.0 {

@@ -182,6 +182,26 @@ fn direct_all_to_all_and_send_recv_by_hand() -> Result<(), CollectiveError> {
 }
 
 #[test]
+fn broadcast_across_nodes_is_a_ring_per_rail() -> Result<(), CollectiveError> {
+    // 2 nodes × 8, 64 MiB: per NIC S/8 = 8,388,608 B at 50e9 = 167.77 µs; over NVLink
+    // 7/8·S = 58,720,256 B at 450e9 = 130.49 µs: the NIC bounds. 15 steps, 1 between nodes:
+    // 8.4 + 14·3.4 + 14 µs.
+    let s = 64.0 * MIB;
+    let b = cost(
+        Collective::Broadcast,
+        s,
+        two_nodes(),
+        &hgx(true),
+        AlgorithmChoice::Auto,
+    )?;
+    assert_eq!(b.algorithm, Algorithm::Ring);
+    assert_eq!(b.tier, Tier::ScaleOut);
+    assert_eq!(b.traffic, Bytes(8_388_608.0));
+    assert!(close(b.latency.get(), 8.4e-6 + 14.0 * 3.4e-6 + 14e-6));
+    Ok(())
+}
+
+#[test]
 fn nvls_all_reduce_sends_each_byte_once() -> Result<(), CollectiveError> {
     // D = S = 67,108,864 B; t_β = S / 450e9 = 149.13 µs; t_α = 25 µs (NCCL hwLat NVLS).
     let c = cost(
