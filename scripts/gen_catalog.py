@@ -837,11 +837,25 @@ def read_readme_flags() -> dict[int, str]:
     return flags
 
 
+def platform_tail(path: Path) -> str:
+    """The ``[platform]`` section of the existing file, kept as written.
+
+    The platform (the node a chip is sold in, its links per GPU per direction and their
+    latencies) is not in the csv: it is written by hand, with its sources, at the end of the
+    file, and survives regeneration."""
+    if not path.exists():
+        return ""
+    old = path.read_text(encoding="utf-8")
+    if "\n[platform]\n" not in old:
+        return ""
+    return "\n[platform]\n" + old.split("\n[platform]\n", 1)[1]
+
+
 def check(path: Path, text: str, dev_id: str) -> None:
     """Parses the written file back with tomllib and checks the schema and the value ranges."""
     doc = tomllib.loads(text)
     assert doc["id"] == dev_id == path.stem, path
-    allowed = {"id", "name", "vendor", "notes", "peak_flops_per_s", "memory", "compute", "interconnect", "host"}
+    allowed = {"id", "name", "vendor", "notes", "peak_flops_per_s", "memory", "compute", "interconnect", "host", "platform"}
     assert set(doc) <= allowed, (path, set(doc) - allowed)
 
     def pos(c, what, hi):
@@ -884,6 +898,7 @@ def main() -> int:
         row = Row(rec, readme_flags)
         text = row.render()
         path = OUT_DIR / f"{row.id}.toml"
+        text += platform_tail(path)
         check(path, text, row.id)
         path.write_text(text, encoding="utf-8")
         written.append(row.id)

@@ -1,4 +1,5 @@
-//! Embeds every file of `catalog/hardware/*.toml` and `catalog/models/*.json` into the binary,
+//! Embeds every file of `catalog/hardware/*.toml`, `catalog/systems/*.toml` and
+//! `catalog/models/*.json` into the binary,
 //! so that the catalog grows by adding a file, with no code change.
 
 use std::fmt::Write as _;
@@ -32,6 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut code = String::new();
     for (name, dir, ext) in [
         ("HARDWARE_FILES", "catalog/hardware", "toml"),
+        ("SYSTEM_FILES", "catalog/systems", "toml"),
         ("MODEL_FILES", "catalog/models", "json"),
     ] {
         let files = list(dir, ext);

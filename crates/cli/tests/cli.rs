@@ -150,6 +150,113 @@ fn hardware_list_and_show() {
     assert_eq!(v["peak_flops_per_s"]["bf16"], 989.5e12);
 }
 
+#[test]
+fn hardware_show_prints_the_chips_node_per_direction() {
+    // H100 SXM: NVIDIA's "900 GB/s" NVLink is bidirectional (18 links × 50 GB/s), so
+    // 900 / 2 = 450 GB/s each way; one 400 Gb/s NIC per GPU is 400 / 8 = 50 GB/s.
+    roofline()
+        .args(["hardware", "show", "h100-sxm"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("node: HGX H100 8-GPU"))
+        .stdout(predicate::str::contains("8 GPUs per node"))
+        .stdout(predicate::str::contains("bandwidth per GPU per direction"))
+        .stdout(predicate::str::contains("450.0 GB/s"))
+        .stdout(predicate::str::contains("50.0 GB/s"))
+        .stdout(predicate::str::contains(
+            "in-network reduction (NVLink SHARP): yes",
+        ))
+        .stdout(predicate::str::contains("tuning.cc"));
+    let v = json_of(&["hardware", "show", "h100-sxm"]);
+    let p = &v["platform"];
+    assert_eq!(p["gpus_per_node"], 8);
+    assert_eq!(p["fabric"]["scale_up"]["bandwidth_bytes_per_s"], 450e9);
+    assert_eq!(p["fabric"]["scale_up"]["latency_s"], 3.4e-6);
+    assert_eq!(p["fabric"]["scale_out"]["bandwidth_bytes_per_s"], 50e9);
+    assert_eq!(p["fabric"]["in_network_reduction"], true);
+    // A chip without a platform says nothing of one, and its JSON has `null`.
+    let v = json_of(&["hardware", "show", "rtx-4090"]);
+    assert!(v["platform"].is_null());
+}
+
+#[test]
+fn hardware_show_a_system() {
+    roofline()
+        .args(["hardware", "show", "dgx-h100"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("NVIDIA DGX H100"))
+        .stdout(predicate::str::contains(
+            "chip: NVIDIA H100 SXM5 80GB (h100-sxm)",
+        ))
+        .stdout(predicate::str::contains(
+            "1 node × 8 GPUs per node = 8 devices",
+        ))
+        .stdout(predicate::str::contains("450.0 GB/s"));
+    // A SuperPOD scalable unit: 32 nodes × 8 GPUs = 256 devices.
+    let v = json_of(&["hardware", "show", "dgx-h100-su"]);
+    assert_eq!(v["chip"], "h100-sxm");
+    assert_eq!(
+        (v["gpus_per_node"].as_u64(), v["nodes"].as_u64()),
+        (Some(8), Some(32))
+    );
+    assert_eq!(v["devices"], 256);
+    assert_eq!(v["hardware"]["id"], "h100-sxm");
+    assert_eq!(v["fabric"]["scale_out"]["bandwidth_bytes_per_s"], 50e9);
+    // A system file: 4 nodes of 8 H100 with a 200 Gb/s network (25 GB/s per direction).
+    let (_d, path) = write_temp(
+        "cluster.toml",
+        r#"id = "my-cluster"
+name = "My cluster"
+chip = "h100-sxm"
+gpus_per_node = { value = 8, source = "test" }
+nodes = { value = 4, source = "test" }
+[fabric.scale_out]
+name = "RoCE 200 Gb/s"
+bandwidth_bytes_per_s = { value = 25e9, source = "test: 200 Gb/s / 8" }
+latency_s = { value = 20e-6, source = "test" }
+"#,
+    );
+    let v = json_of(&["hardware", "show", path.to_str().unwrap()]);
+    assert_eq!(v["devices"], 32);
+    assert_eq!(v["fabric"]["scale_out"]["bandwidth_bytes_per_s"], 25e9);
+    assert_eq!(v["fabric"]["scale_up"]["bandwidth_bytes_per_s"], 450e9);
+}
+
+#[test]
+fn hardware_list_systems() {
+    roofline()
+        .args(["hardware", "list", "--systems"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("dgx-h100"))
+        .stdout(predicate::str::contains("gb200-nvl72"))
+        .stdout(predicate::str::contains("mi300x-8"))
+        .stdout(predicate::str::contains("tpu-v5p-64"))
+        .stdout(predicate::str::contains("per GPU, per direction"));
+    let v = json_of(&["hardware", "list", "--systems"]);
+    let systems = v["systems"].as_array().unwrap();
+    let nvl72 = systems.iter().find(|s| s["id"] == "gb200-nvl72").unwrap();
+    // 72 GPUs in one NVLink domain; NVLink 5's 1,800 GB/s bidirectional is 900 GB/s each way.
+    assert_eq!(
+        (nvl72["gpus_per_node"].as_u64(), nvl72["devices"].as_u64()),
+        (Some(72), Some(72))
+    );
+    assert_eq!(nvl72["fabric"]["scale_up"]["bandwidth_bytes_per_s"], 900e9);
+    for s in systems {
+        assert_eq!(
+            s["devices"].as_u64(),
+            Some(s["gpus_per_node"].as_u64().unwrap() * s["nodes"].as_u64().unwrap())
+        );
+    }
+    let out = roofline()
+        .args(["hardware", "list", "--systems", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .starts_with("id,name,chip,gpus_per_node,nodes,devices,scale_up_bytes_per_s"));
+}
+
 fn write_temp(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join(name);

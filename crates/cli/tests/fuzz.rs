@@ -140,8 +140,10 @@ fn schema_kind(args: &[String], doc: &Value) -> Option<&'static str> {
         "import" if doc.get("kind").and_then(Value::as_str) == Some("roof") => "import-roof",
         "import" => "import-profile",
         "hardware" => match positional(1)? {
+            "show" if doc.get("devices").is_some() => "hardware-show-system",
             "show" => "hardware-show",
             "compare" => "hardware-compare",
+            "list" if has("--systems") => "hardware-list-systems",
             "list" => "hardware-list",
             _ => return None,
         },

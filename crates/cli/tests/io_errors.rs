@@ -323,3 +323,55 @@ fn write_chip_never_writes_a_chip_that_hardware_refuses() -> Result<(), Box<dyn 
         .success();
     Ok(())
 }
+
+#[test]
+fn an_unknown_system_lists_the_systems() {
+    let err = stderr_of(&["hardware", "show", "dgx-h1000"], 2);
+    assert!(
+        err.starts_with("error: unknown chip or system `dgx-h1000`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: ") && err.contains("closest system: `dgx-h100`"),
+        "{err}"
+    );
+    assert!(err.contains("roofline hardware list --systems"), "{err}");
+    assert_eq!(err.lines().count(), 2, "{err}");
+}
+
+#[test]
+fn a_bad_system_file_names_its_field() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let good = "id = \"x\"\nname = \"x\"\nchip = \"h100-sxm\"\n\
+                gpus_per_node = { value = 8, source = \"t\" }\n\
+                nodes = { value = 2, source = \"t\" }\n";
+    let cases = [
+        ("value = 8,", "value = 0,", "field `gpus_per_node` = 0"),
+        ("value = 2,", "value = 0,", "field `nodes` = 0"),
+        (
+            "chip = \"h100-sxm\"",
+            "chip = \"h100-sxmm\"",
+            "field `chip`",
+        ),
+    ];
+    for (i, (from, to, needle)) in cases.iter().enumerate() {
+        let p = dir.path().join(format!("bad{i}.toml"));
+        std::fs::write(&p, good.replace(from, to))?;
+        let err = stderr_of(&["hardware", "show", &p.display().to_string()], 2);
+        assert!(err.starts_with("error: ") && err.contains(needle), "{err}");
+        assert!(err.contains("\nhint: "), "{err}");
+    }
+    // A latency in microseconds written as seconds.
+    let p = dir.path().join("slow.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "{good}[fabric.scale_out]\nname = \"IB\"\n\
+             bandwidth_bytes_per_s = {{ value = 50e9, source = \"t\" }}\n\
+             latency_s = {{ value = 14.0, source = \"t\" }}\n"
+        ),
+    )?;
+    let err = stderr_of(&["hardware", "show", &p.display().to_string()], 2);
+    assert!(err.contains("field `fabric.scale_out.latency_s`"), "{err}");
+    Ok(())
+}

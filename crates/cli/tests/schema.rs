@@ -588,6 +588,23 @@ fn hardware_on_every_chip_and_models() -> TestResult {
     Ok(())
 }
 
+#[test]
+fn hardware_on_every_system() -> TestResult {
+    let list = check("hardware-list-systems", &["hardware", "list", "--systems"])?;
+    let ids: Vec<String> = list["systems"]
+        .as_array()
+        .ok_or("`systems` is not an array")?
+        .iter()
+        .filter_map(|s| s["id"].as_str().map(str::to_string))
+        .collect();
+    assert!(ids.len() >= 6, "{ids:?}");
+    for id in &ids {
+        let v = check("hardware-show-system", &["hardware", "show", id])?;
+        assert_eq!(v["id"], id.as_str());
+    }
+    Ok(())
+}
+
 fn sample(name: &str) -> String {
     path(&shared("refs/samples").join(name))
 }

@@ -42,6 +42,15 @@ pub mod limits {
     pub const MIN_LAUNCH: f64 = 1e-9;
     /// Largest kernel launch overhead, seconds: 1 s, 10^5 above a CUDA launch (≈ 5 µs).
     pub const MAX_LAUNCH: f64 = 1.0;
+    /// Smallest latency of one collective step over a link, seconds: 1 ns, one clock cycle at
+    /// 1 GHz (NCCL's smallest per-step figure, NVLink with the LL protocol, is 0.6 µs).
+    pub const MIN_LATENCY: f64 = 1e-9;
+    /// Largest latency of one collective step over a link, seconds: 10 ms, 700× NCCL's
+    /// network figure for a ring step with the Simple protocol (14 µs).
+    pub const MAX_LATENCY: f64 = 1e-2;
+    /// Most GPUs in one node (one scale-up domain): 2^20, the most devices a system holds
+    /// ([`crate::comm::system::MAX_DEVICES`]).
+    pub const MAX_GPUS_PER_NODE: u32 = 1 << 20;
 }
 
 /// Which level of the memory hierarchy a [`MemoryLevel`] is.

@@ -1,9 +1,13 @@
 //! Rendering of `roofline hardware list` and `roofline hardware show`.
 
-use crate::doc::hardware::{level_name, HardwareDoc, HardwareListDoc, HardwareShowDoc};
+use crate::doc::hardware::{
+    level_name, HardwareDoc, HardwareListDoc, HardwareShowDoc, SystemDoc, SystemListDoc,
+    SystemShowDoc,
+};
 use crate::doc::{write_json, SchemaVersion};
 use crate::units::{human_bytes, human_bytes_per_s, human_flops_per_s, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
+use roofline_core::comm::{Fabric, LinkTier, Platform, System};
 use roofline_core::device::Device;
 use roofline_core::precision::Precision;
 use std::io::Write;
@@ -203,9 +207,219 @@ pub fn write_show(d: &Device, format: Format, out: &mut dyn Write) -> Result<(),
                     ))
                 )?;
             }
+            if let Some(p) = &d.platform {
+                write_platform(p, out)?;
+            }
             for n in &d.notes {
                 writeln!(out, "note: {n}")?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// The tiers of a fabric that are given, with the name `hardware show` prints for each.
+fn tiers(f: &Fabric) -> Vec<(&'static str, &LinkTier)> {
+    [
+        ("scale-up", &f.scale_up),
+        ("scale-out", &f.scale_out),
+        ("PCIe", &f.pcie),
+    ]
+    .into_iter()
+    .filter_map(|(n, t)| t.as_ref().map(|t| (n, t)))
+    .collect()
+}
+
+/// A fabric as a table (tier, link, bandwidth per GPU per direction, latency per step), then
+/// the in-network reduction, the topology note and every figure's source.
+fn write_fabric(f: &Fabric, out: &mut dyn Write) -> Result<(), WriteError> {
+    let mut t = new_table(&[
+        "tier",
+        "link",
+        "bandwidth per GPU per direction",
+        "latency per step",
+    ]);
+    for (tier, l) in tiers(f) {
+        t.add_row(vec![
+            tier.to_string(),
+            l.name.clone(),
+            human_bytes_per_s(l.bandwidth.value.get()),
+            human_seconds(l.latency.value.get()),
+        ]);
+    }
+    align_right_from(&mut t, 2);
+    writeln!(out, "{t}")?;
+    if f.scale_up.is_none() {
+        writeln!(out, "no scale-up fabric: the GPUs of a node talk over PCIe")?;
+    }
+    writeln!(
+        out,
+        "in-network reduction (NVLink SHARP): {}{}",
+        if f.in_network_reduction { "yes" } else { "no" },
+        f.in_network_reduction_source
+            .as_ref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default()
+    )?;
+    if let Some(topology) = &f.topology {
+        writeln!(out, "topology: {topology}")?;
+    }
+    for (tier, l) in tiers(f) {
+        writeln!(out, "{tier} bandwidth: {}", l.bandwidth.source)?;
+        writeln!(out, "{tier} latency: {}", l.latency.source)?;
+    }
+    Ok(())
+}
+
+/// The node a chip is sold in: its name, GPUs per node and links.
+fn write_platform(p: &Platform, out: &mut dyn Write) -> Result<(), WriteError> {
+    writeln!(
+        out,
+        "\nnode: {} — {} GPUs per node ({})",
+        p.name, p.gpus_per_node.value, p.gpus_per_node.source
+    )?;
+    write_fabric(&p.fabric, out)
+}
+
+/// One system: its chip, nodes × GPUs per node, and its links with their sources.
+///
+/// # Errors
+/// A failed write.
+pub fn write_system_show(
+    s: &System,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    match format {
+        Format::Json => write_json(&SystemShowDoc::of(s), out)?,
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record([
+                "tier",
+                "name",
+                "bandwidth_bytes_per_s",
+                "latency_s",
+                "bandwidth_source",
+                "latency_source",
+            ])?;
+            for (tier, l) in tiers(&s.fabric) {
+                w.write_record([
+                    tier.to_string(),
+                    l.name.clone(),
+                    l.bandwidth.value.get().to_string(),
+                    l.latency.value.get().to_string(),
+                    l.bandwidth.source.clone(),
+                    l.latency.source.clone(),
+                ])?;
+            }
+            w.flush()?;
+        }
+        Format::Table => {
+            writeln!(out, "{} ({})", s.name, s.id)?;
+            writeln!(out, "chip: {} ({})", s.chip.name, s.chip.id)?;
+            writeln!(
+                out,
+                "{} node{} × {} GPUs per node = {} devices",
+                s.nodes,
+                if s.nodes == 1 { "" } else { "s" },
+                s.gpus_per_node,
+                s.devices()
+            )?;
+            if !s.gpus_per_node_source.is_empty() {
+                writeln!(out, "GPUs per node: {}", s.gpus_per_node_source)?;
+            }
+            if !s.nodes_source.is_empty() {
+                writeln!(out, "nodes: {}", s.nodes_source)?;
+            }
+            writeln!(out)?;
+            write_fabric(&s.fabric, out)?;
+            for n in &s.notes {
+                writeln!(out, "note: {n}")?;
+            }
+            writeln!(
+                out,
+                "`roofline hardware show {}` for every figure of the chip.",
+                s.chip.id
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// One line per system: chip, GPUs per node, nodes, devices, scale-up and scale-out bandwidth
+/// per GPU per direction.
+///
+/// # Errors
+/// A failed write.
+pub fn write_system_list(
+    systems: &[System],
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    let bw = |t: &Option<LinkTier>| t.as_ref().map(|l| l.bandwidth.value.get());
+    match format {
+        Format::Json => {
+            let doc = SystemListDoc {
+                schema_version: crate::doc::SchemaVersion,
+                systems: systems.iter().map(SystemDoc::of).collect(),
+            };
+            write_json(&doc, out)?;
+        }
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record([
+                "id",
+                "name",
+                "chip",
+                "gpus_per_node",
+                "nodes",
+                "devices",
+                "scale_up_bytes_per_s",
+                "scale_out_bytes_per_s",
+                "in_network_reduction",
+            ])?;
+            for s in systems {
+                w.write_record([
+                    s.id.clone(),
+                    s.name.clone(),
+                    s.chip.id.clone(),
+                    s.gpus_per_node.to_string(),
+                    s.nodes.to_string(),
+                    s.devices().to_string(),
+                    opt(bw(&s.fabric.scale_up), |x| x.to_string()),
+                    opt(bw(&s.fabric.scale_out), |x| x.to_string()),
+                    s.fabric.in_network_reduction.to_string(),
+                ])?;
+            }
+            w.flush()?;
+        }
+        Format::Table => {
+            let mut t = new_table(&[
+                "id",
+                "chip",
+                "GPUs/node",
+                "nodes",
+                "devices",
+                "scale-up /dir",
+                "scale-out /dir",
+            ]);
+            for s in systems {
+                t.add_row(vec![
+                    s.id.clone(),
+                    s.chip.id.clone(),
+                    s.gpus_per_node.to_string(),
+                    s.nodes.to_string(),
+                    s.devices().to_string(),
+                    opt(bw(&s.fabric.scale_up), human_bytes_per_s),
+                    opt(bw(&s.fabric.scale_out), human_bytes_per_s),
+                ]);
+            }
+            align_right_from(&mut t, 2);
+            writeln!(out, "{t}")?;
+            writeln!(
+                out,
+                "bandwidths per GPU, per direction (NVIDIA's bidirectional \"900 GB/s\" NVLink is 450 GB/s each way). `roofline hardware show ID` for the links, their latencies and sources."
+            )?;
         }
     }
     Ok(())

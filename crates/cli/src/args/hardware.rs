@@ -7,11 +7,13 @@ use roofline_core::precision::Precision;
 
 #[derive(Debug, Subcommand)]
 pub enum HardwareCommand {
-    /// One line per chip in the catalog.
-    List(FormatArg),
-    /// Every figure of one chip, its source, and the ridge point per precision.
+    /// One line per chip in the catalog; `--systems`: one line per system.
+    List(ListArgs),
+    /// Every figure of one chip, its source, the ridge point per precision and the node it is
+    /// sold in; or one system (its chip, nodes × GPUs per node, links).
     Show {
-        /// Chip id (`h100-sxm`) or a chip file (`my-chip.toml`).
+        /// Chip id (`h100-sxm`), system id (`dgx-h100`), or a chip or system file
+        /// (`my-chip.toml`, `my-cluster.toml`).
         name: String,
         #[command(flatten)]
         plot: PlotArgs,
@@ -21,6 +23,15 @@ pub enum HardwareCommand {
     /// Chips side by side: peaks per precision, bandwidth, capacity, ridge points; `--plot`
     /// overlays their rooflines.
     Compare(CompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// List the systems catalog (nodes of one chip and their links) instead of the chips.
+    #[arg(long)]
+    pub systems: bool,
+    #[command(flatten)]
+    pub format: FormatArg,
 }
 
 #[derive(Debug, Args)]

@@ -1,21 +1,34 @@
-//! `roofline hardware list|show` and `roofline models`.
+//! `roofline hardware list|show` (chips and systems) and `roofline models`.
 
 use crate::args::HardwareCommand;
 use crate::error::CliError;
 use roofline_inputs::config::{load_model, preset_ids};
-use roofline_inputs::hardware::{catalog, find_device};
-use roofline_report::hardware::{write_list, write_show};
+use roofline_inputs::hardware::{catalog, find_chip_or_system, find_device, systems, ChipOrSystem};
+use roofline_report::hardware::{write_list, write_show, write_system_list, write_system_show};
 use roofline_report::Format;
 use std::io::Write;
 
 pub fn run(cmd: HardwareCommand, out: &mut dyn Write) -> Result<(), CliError> {
     match cmd {
-        HardwareCommand::List(f) => write_list(&catalog()?, f.format.into(), out)?,
+        HardwareCommand::List(a) if a.systems => {
+            write_system_list(&systems()?, a.format.format.into(), out)?
+        }
+        HardwareCommand::List(a) => write_list(&catalog()?, a.format.format.into(), out)?,
         HardwareCommand::Show { name, plot, format } => {
             if let Some(p) = &plot.plot {
                 super::plot::check_plot_path(p, plot.force)?;
             }
-            let device = find_device(&name)?;
+            // A system shows its own document; `--plot` draws its chip's roofline.
+            let (device, system) = match find_chip_or_system(&name)? {
+                ChipOrSystem::Chip(d) => (*d, None),
+                ChipOrSystem::System(s) => (s.chip.clone(), Some(s)),
+                _ => {
+                    return Err(CliError::bad_input(
+                        format!("`{name}` is neither a chip nor a system"),
+                        None,
+                    ))
+                }
+            };
             if let Some(p) = &plot.plot {
                 let chart = roofline_report::plot::RooflineChart::for_devices(
                     std::slice::from_ref(&device),
@@ -24,7 +37,10 @@ pub fn run(cmd: HardwareCommand, out: &mut dyn Write) -> Result<(), CliError> {
                 .map_err(roofline_core::analysis::AnalysisError::from)?;
                 super::plot::write_plot(p, plot.force, &chart)?;
             }
-            write_show(&device, format.format.into(), out)?
+            match system {
+                Some(s) => write_system_show(&s, format.format.into(), out)?,
+                None => write_show(&device, format.format.into(), out)?,
+            }
         }
         HardwareCommand::Compare(a) => compare(&a, out)?,
     }

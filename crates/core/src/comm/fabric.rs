@@ -42,6 +42,13 @@ pub struct Fabric {
     /// The scale-up switch reduces in the network (NVLink SHARP, "NVLS"): an all-reduce sends
     /// and receives each byte once per GPU instead of 2(n−1)/n times.
     pub in_network_reduction: bool,
+    /// Where [`Fabric::in_network_reduction`] comes from (the switch's datasheet), when stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_network_reduction_source: Option<String>,
+    /// How the GPUs of a node are joined, where the bandwidths alone mislead (a full mesh of
+    /// point-to-point links gives a pair of GPUs one link, not the aggregate), when stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<String>,
     /// The network between nodes: one NIC's bandwidth per GPU (rail-optimised), `None` for a
     /// single-node system.
     pub scale_out: Option<LinkTier>,

@@ -22,6 +22,12 @@ pub struct System {
     pub gpus_per_node: u32,
     /// Nodes.
     pub nodes: u32,
+    /// Where `gpus_per_node` comes from (empty when not stated).
+    #[serde(default)]
+    pub gpus_per_node_source: String,
+    /// Where `nodes` comes from (empty when not stated).
+    #[serde(default)]
+    pub nodes_source: String,
     /// The links.
     pub fabric: Fabric,
     /// Caveats about the figures.
@@ -116,6 +122,8 @@ impl System {
             chip,
             gpus_per_node,
             nodes,
+            gpus_per_node_source: String::new(),
+            nodes_source: String::new(),
             fabric,
             notes: Vec::new(),
         })
@@ -158,6 +166,10 @@ impl System {
             u64::from(nodes),
             fabric,
         )?;
+        if let Some(p) = &chip.platform {
+            s.gpus_per_node_source = p.gpus_per_node.source.clone();
+        }
+        s.nodes_source = format!("{devices} devices asked for, in nodes of {per_node}");
         s.notes.push(format!(
             "{name}: {} GPUs per node, {}",
             gpus_per_node.min(per_node),

@@ -70,7 +70,7 @@ pub fn catalog_ids() -> Vec<&'static str> {
     ids
 }
 
-fn looks_like_path(s: &str) -> bool {
+pub(super) fn looks_like_path(s: &str) -> bool {
     s.to_ascii_lowercase().ends_with(".toml")
         || s.contains('/')
         || s.contains('\\')

@@ -32,9 +32,9 @@ const SCHEMA_HINT: &str =
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FileCited<T> {
-    value: T,
-    source: String,
+pub(crate) struct FileCited<T> {
+    pub(crate) value: T,
+    pub(crate) source: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -52,6 +52,7 @@ struct DeviceFile {
     compute: ComputeFile,
     interconnect: Option<LinkFile>,
     host: Option<LinkFile>,
+    platform: Option<super::platform::PlatformFile>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -109,7 +110,7 @@ struct LinkFile {
 }
 
 /// Checks one number of the file: finite, > 0 and within `(min, max)` (in `unit`).
-fn checked(
+pub(crate) fn checked(
     origin: &str,
     field: &str,
     c: FileCited<f64>,
@@ -146,7 +147,7 @@ fn checked(
     Ok(Cited::new(c.value, c.source))
 }
 
-fn check_source(origin: &str, field: &str, source: &str) -> Result<(), InputError> {
+pub(crate) fn check_source(origin: &str, field: &str, source: &str) -> Result<(), InputError> {
     if source.trim().is_empty() {
         return Err(
             InputError::new(format!("{origin}: field `{field}.source` is empty")).with_hint(
@@ -200,7 +201,10 @@ fn checked_link(
 ///   1e6..=1e18 FLOP/s, a bandwidth outside 1e6..=1e15 B/s, a capacity outside 1e3..=1e15
 ///   bytes, shared memory per SM outside 1e3 bytes..=16 MiB, more than 10^7 SMs, a launch
 ///   overhead outside 1 ns..=1 s;
-/// - there is no `[[memory]]` level `"main"` with a bandwidth, or there is more than one.
+/// - there is no `[[memory]]` level `"main"` with a bandwidth, or there is more than one;
+/// - in `[platform]`: `gpus_per_node` outside 1..=2^20, a link tier's bandwidth outside
+///   1e6..=1e15 B/s or its latency outside 1 ns..=10 ms, an empty name or source, or more than
+///   one GPU per node with neither a `scale_up` nor a `pcie` tier.
 pub fn parse_device(text: &str, origin: &str) -> Result<Device, InputError> {
     let mut file: DeviceFile = toml::from_str(text).map_err(|e| {
         InputError::new(format!("{origin}: {}", e.to_string().trim_end())).with_hint(SCHEMA_HINT)
@@ -225,7 +229,7 @@ pub fn parse_device(text: &str, origin: &str) -> Result<Device, InputError> {
         launch_overhead: compute.launch_overhead,
         interconnect: checked_link(origin, "interconnect", file.interconnect)?,
         host_link: checked_link(origin, "host", file.host)?,
-        platform: None,
+        platform: super::platform::checked_platform(origin, file.platform)?,
         notes: file.notes,
     })
 }

@@ -1,5 +1,6 @@
 //! A [`Device`] written back as a chip file ([`device_to_toml`]).
 
+use roofline_core::comm::{Fabric, LinkTier};
 use roofline_core::device::{Device, Link, MemoryKind};
 use roofline_core::precision::Precision;
 use std::fmt::Write as _;
@@ -57,6 +58,52 @@ fn write_link(out: &mut String, table: &str, link: &Link) {
             "bandwidth_bytes_per_s = {}",
             cited_float(b.value.get(), &b.source)
         );
+    }
+}
+
+fn write_tier(out: &mut String, table: &str, tier: &LinkTier) {
+    let _ = writeln!(out, "\n[{table}]");
+    let _ = writeln!(out, "name = {}", toml_string(&tier.name));
+    let _ = writeln!(
+        out,
+        "bandwidth_bytes_per_s = {}",
+        cited_float(tier.bandwidth.value.get(), &tier.bandwidth.source)
+    );
+    let _ = writeln!(
+        out,
+        "latency_s = {}",
+        cited_float(tier.latency.value.get(), &tier.latency.source)
+    );
+}
+
+/// The keys of a fabric inside table `table` (`platform`, `fabric`), whose header the caller
+/// has written, and its tiers as sub-tables. A fabric without a source for
+/// `in_network_reduction` and without it set writes no key (the parser's default, `false`);
+/// one set without a source (built in code) says so, since the parser wants a source.
+fn write_fabric(out: &mut String, table: &str, f: &Fabric) {
+    if f.in_network_reduction || f.in_network_reduction_source.is_some() {
+        let source = match f.in_network_reduction_source.as_deref() {
+            Some(s) if !s.trim().is_empty() => s,
+            _ => "no source given",
+        };
+        let _ = writeln!(
+            out,
+            "in_network_reduction = {{ value = {}, source = {} }}",
+            f.in_network_reduction,
+            toml_string(source)
+        );
+    }
+    if let Some(t) = &f.topology {
+        let _ = writeln!(out, "topology = {}", toml_string(t));
+    }
+    for (name, tier) in [
+        ("scale_up", &f.scale_up),
+        ("scale_out", &f.scale_out),
+        ("pcie", &f.pcie),
+    ] {
+        if let Some(t) = tier {
+            write_tier(out, &format!("{table}.{name}"), t);
+        }
     }
 }
 
@@ -148,6 +195,17 @@ pub fn device_to_toml(device: &Device) -> String {
     }
     if let Some(l) = &device.host_link {
         write_link(&mut out, "host", l);
+    }
+    if let Some(p) = &device.platform {
+        out.push_str("\n[platform]\n");
+        let _ = writeln!(out, "name = {}", toml_string(&p.name));
+        let _ = writeln!(
+            out,
+            "gpus_per_node = {{ value = {}, source = {} }}",
+            p.gpus_per_node.value,
+            toml_string(&p.gpus_per_node.source)
+        );
+        write_fabric(&mut out, "platform", &p.fabric);
     }
     out
 }

@@ -2,6 +2,7 @@
 //! `roofline hardware list`, `show` and `compare`.
 
 use super::SchemaVersion;
+use roofline_core::comm::{Fabric, LinkTier, Platform, System};
 use roofline_core::device::{Device, MemoryKind};
 use roofline_core::precision::Precision;
 use schemars::JsonSchema;
@@ -111,6 +112,8 @@ pub struct HardwareShowDoc {
     pub sm_count: Option<u32>,
     /// Shared memory one SM can use, bytes, where known.
     pub shared_memory_per_sm_bytes: Option<f64>,
+    /// The node the chip is sold in and its links; `null` when the catalog gives none.
+    pub platform: Option<PlatformDoc>,
     /// Caveats about the figures.
     pub notes: Vec<String>,
 }
@@ -153,7 +156,170 @@ impl HardwareShowDoc {
                 .collect(),
             sm_count: d.sm_count.as_ref().map(|c| c.value),
             shared_memory_per_sm_bytes: d.shared_memory_per_sm.as_ref().map(|c| c.value.get()),
+            platform: d.platform.as_ref().map(PlatformDoc::of),
             notes: d.notes.clone(),
         }
     }
+}
+
+/// One tier of links as one GPU sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct LinkTierDoc {
+    /// Name (`NVLink 4 + NVSwitch gen 3`).
+    pub name: String,
+    /// Bandwidth per GPU, per direction, B/s (NVIDIA's bidirectional "900 GB/s" is 450e9).
+    pub bandwidth_bytes_per_s: f64,
+    /// Where the bandwidth comes from.
+    pub bandwidth_source: String,
+    /// Latency of one step of a collective over the tier, seconds.
+    pub latency_s: f64,
+    /// Where the latency comes from.
+    pub latency_source: String,
+}
+
+impl LinkTierDoc {
+    /// The document of `t`.
+    pub fn of(t: &LinkTier) -> Self {
+        LinkTierDoc {
+            name: t.name.clone(),
+            bandwidth_bytes_per_s: t.bandwidth.value.get(),
+            bandwidth_source: t.bandwidth.source.clone(),
+            latency_s: t.latency.value.get(),
+            latency_source: t.latency.source.clone(),
+        }
+    }
+}
+
+/// The links of a node, tier by tier.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FabricDoc {
+    /// Links among the GPUs of one node (NVLink and NVSwitch, xGMI, ICI); `null` without.
+    pub scale_up: Option<LinkTierDoc>,
+    /// The scale-up switch reduces in the network (NVLink SHARP).
+    pub in_network_reduction: bool,
+    /// Where `in_network_reduction` comes from, when stated.
+    pub in_network_reduction_source: Option<String>,
+    /// How the GPUs are joined, where the bandwidths alone mislead, when stated.
+    pub topology: Option<String>,
+    /// The network between nodes, one NIC's bandwidth per GPU; `null` without.
+    pub scale_out: Option<LinkTierDoc>,
+    /// PCIe between a GPU and its host; `null` when not given.
+    pub pcie: Option<LinkTierDoc>,
+}
+
+impl FabricDoc {
+    /// The document of `f`.
+    pub fn of(f: &Fabric) -> Self {
+        FabricDoc {
+            scale_up: f.scale_up.as_ref().map(LinkTierDoc::of),
+            in_network_reduction: f.in_network_reduction,
+            in_network_reduction_source: f.in_network_reduction_source.clone(),
+            topology: f.topology.clone(),
+            scale_out: f.scale_out.as_ref().map(LinkTierDoc::of),
+            pcie: f.pcie.as_ref().map(LinkTierDoc::of),
+        }
+    }
+}
+
+/// The node a chip is sold in.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct PlatformDoc {
+    /// Name (`HGX H100 8-GPU`).
+    pub name: String,
+    /// GPUs in one node (one scale-up domain).
+    pub gpus_per_node: u32,
+    /// Where `gpus_per_node` comes from.
+    pub gpus_per_node_source: String,
+    /// The node's links.
+    pub fabric: FabricDoc,
+}
+
+impl PlatformDoc {
+    /// The document of `p`.
+    pub fn of(p: &Platform) -> Self {
+        PlatformDoc {
+            name: p.name.clone(),
+            gpus_per_node: p.gpus_per_node.value,
+            gpus_per_node_source: p.gpus_per_node.source.clone(),
+            fabric: FabricDoc::of(&p.fabric),
+        }
+    }
+}
+
+/// A system: nodes of one chip and the fabric that joins them.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SystemDoc {
+    /// Short id (`dgx-h100`).
+    pub id: String,
+    /// Full name.
+    pub name: String,
+    /// The chip every device is (its catalog id).
+    pub chip: String,
+    /// The chip's full name.
+    pub chip_name: String,
+    /// GPUs in one node (one scale-up domain).
+    pub gpus_per_node: u32,
+    /// Where `gpus_per_node` comes from.
+    pub gpus_per_node_source: String,
+    /// Nodes.
+    pub nodes: u32,
+    /// Where `nodes` comes from.
+    pub nodes_source: String,
+    /// Devices in all: nodes × GPUs per node.
+    pub devices: u64,
+    /// The links.
+    pub fabric: FabricDoc,
+    /// Caveats about the figures.
+    pub notes: Vec<String>,
+}
+
+impl SystemDoc {
+    /// The document of `s`.
+    pub fn of(s: &System) -> Self {
+        SystemDoc {
+            id: s.id.clone(),
+            name: s.name.clone(),
+            chip: s.chip.id.clone(),
+            chip_name: s.chip.name.clone(),
+            gpus_per_node: s.gpus_per_node,
+            gpus_per_node_source: s.gpus_per_node_source.clone(),
+            nodes: s.nodes,
+            nodes_source: s.nodes_source.clone(),
+            devices: s.devices(),
+            fabric: FabricDoc::of(&s.fabric),
+            notes: s.notes.clone(),
+        }
+    }
+}
+
+/// `roofline hardware show SYSTEM`: the system and the chip object of its devices.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SystemShowDoc {
+    /// The schema version.
+    pub schema_version: SchemaVersion,
+    /// The system.
+    #[serde(flatten)]
+    pub system: SystemDoc,
+    /// The chip every device is.
+    pub hardware: HardwareDoc,
+}
+
+impl SystemShowDoc {
+    /// The document of `s`.
+    pub fn of(s: &System) -> Self {
+        SystemShowDoc {
+            schema_version: SchemaVersion,
+            system: SystemDoc::of(s),
+            hardware: HardwareDoc::of(&s.chip),
+        }
+    }
+}
+
+/// `roofline hardware list --systems`: every system of the catalog.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SystemListDoc {
+    /// The schema version.
+    pub schema_version: SchemaVersion,
+    /// The systems, in catalog order.
+    pub systems: Vec<SystemDoc>,
 }

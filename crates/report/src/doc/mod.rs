@@ -286,6 +286,16 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             schema_of::<hardware::HardwareShowDoc>(),
         ),
         (
+            "hardware-show-system",
+            "roofline hardware show SYSTEM",
+            schema_of::<hardware::SystemShowDoc>(),
+        ),
+        (
+            "hardware-list-systems",
+            "roofline hardware list --systems",
+            schema_of::<hardware::SystemListDoc>(),
+        ),
+        (
             "hardware-compare",
             "roofline hardware compare ID…",
             schema_of::<hardware::HardwareCompareDoc>(),
@@ -381,10 +391,11 @@ mod tests {
     fn every_document_kind_has_one_schema_that_carries_the_version(
     ) -> Result<(), Box<dyn std::error::Error>> {
         let all = schemas();
-        // Twenty kinds: analyze (plain, with fusion), explain, join, op, fuse, sweep, mfu (by
-        // formula, by size, from a reported FLOP/s), mbu, hardware (list, show, compare), models,
-        // import (profile, roof), measure, measure kernels, report.
-        assert_eq!(all.len(), 20);
+        // Twenty-two kinds: analyze (plain, with fusion), explain, join, op, fuse, sweep, mfu
+        // (by formula, by size, from a reported FLOP/s), mbu, hardware (list, show, show a
+        // system, list systems, compare), models, import (profile, roof), measure, measure
+        // kernels, report.
+        assert_eq!(all.len(), 22);
         for (i, (name, _, schema)) in all.iter().enumerate() {
             assert!(
                 all[..i].iter().all(|(n, _, _)| n != name),
