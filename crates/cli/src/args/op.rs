@@ -57,9 +57,15 @@ pub struct CollectiveArgs {
     /// `MiB`, `GiB`) or decimal (`kB`, `MB`, `GB`) unit, or bare bytes: `64MiB`, `1GB`, `4096`.
     #[arg(long, value_parser = parse_bytes)]
     pub bytes: f64,
-    /// Devices in the group (all ranks of the collective).
-    #[arg(long, default_value_t = 8, value_parser = parse_devices)]
-    pub devices: u64,
+    /// Devices in the group (all ranks of the collective); 8 by default with --hardware, the
+    /// whole system with --system.
+    #[arg(long, value_parser = parse_devices)]
+    pub devices: Option<u64>,
+    /// A system (`roofline hardware list --systems`, or a system file) instead of
+    /// --hardware: its nodes and links; the group is its first --devices devices, a node
+    /// filled before the next.
+    #[arg(long, conflicts_with_all = ["hardware", "nodes"])]
+    pub system: Option<String>,
     /// Nodes the devices span, devices/nodes GPUs each; by default the chip's node
     /// (`roofline hardware show`) fills before the next.
     #[arg(long, value_parser = parse_devices)]

@@ -6,7 +6,7 @@ use crate::args::op::CollectiveArgs;
 use crate::error::CliError;
 use roofline_core::comm::{collective_cost, Collective, CollectiveError, System, SystemError};
 use roofline_core::explain::explain_collective;
-use roofline_inputs::hardware::find_device;
+use roofline_inputs::hardware::{find_device, load_system};
 use roofline_report::collective::{write_collective, CollectiveReport};
 use std::io::Write;
 
@@ -44,22 +44,24 @@ fn collective_error(e: CollectiveError) -> CliError {
     CliError::bad_input(e.to_string(), Some(hint.into()))
 }
 
-/// Runs collective `c` with flags `a`.
-pub fn run(c: Collective, a: &CollectiveArgs, out: &mut dyn Write) -> Result<(), CliError> {
+/// Devices of a group given by `--hardware` without `--devices`: one HGX/DGX node's worth.
+const DEFAULT_DEVICES: u64 = 8;
+
+/// The system `--hardware CHIP --devices D [--nodes N]` describes: the chip's default node
+/// ([`System::of_chip`]), or N nodes of D/N devices each.
+fn chip_system(a: &CollectiveArgs) -> Result<System, CliError> {
     let chip = find_device(&a.hardware)?;
-    let system = match a.nodes {
-        None => System::of_chip(&chip, a.devices).map_err(|e| system_error(e, &a.hardware))?,
+    let devices = a.devices.unwrap_or(DEFAULT_DEVICES);
+    Ok(match a.nodes {
+        None => System::of_chip(&chip, devices).map_err(|e| system_error(e, &a.hardware))?,
         Some(nodes) => {
-            if !a.devices.is_multiple_of(nodes) {
+            if !devices.is_multiple_of(nodes) {
                 return Err(CliError::bad_input(
-                    format!(
-                        "`--devices {}` do not split evenly over `--nodes {nodes}`",
-                        a.devices
-                    ),
+                    format!("`--devices {devices}` do not split evenly over `--nodes {nodes}`"),
                     Some("give --devices a multiple of --nodes".into()),
                 ));
             }
-            let per_node = a.devices / nodes;
+            let per_node = devices / nodes;
             let platform = chip.platform.clone().ok_or_else(|| {
                 system_error(
                     SystemError::NoPlatform {
@@ -75,11 +77,11 @@ pub fn run(c: Collective, a: &CollectiveArgs, out: &mut dyn Write) -> Result<(),
                         "{per_node} devices per node is more than a {} holds ({most})",
                         platform.name
                     ),
-                    Some(format!("use at least {} nodes", a.devices.div_ceil(most))),
+                    Some(format!("use at least {} nodes", devices.div_ceil(most))),
                 ));
             }
             System::new(
-                format!("{}x{}", chip.id, a.devices),
+                format!("{}x{devices}", chip.id),
                 format!("{nodes} × {per_node} {} ({})", chip.name, platform.name),
                 chip.clone(),
                 per_node,
@@ -88,9 +90,21 @@ pub fn run(c: Collective, a: &CollectiveArgs, out: &mut dyn Write) -> Result<(),
             )
             .map_err(|e| system_error(e, &a.hardware))?
         }
+    })
+}
+
+/// Runs collective `c` with flags `a`.
+pub fn run(c: Collective, a: &CollectiveArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let system = match &a.system {
+        Some(name) => load_system(name)?,
+        None => chip_system(a)?,
     };
+    let devices = a.devices.unwrap_or(match a.system {
+        Some(_) => system.devices(),
+        None => DEFAULT_DEVICES,
+    });
     let group = system
-        .group(a.devices)
+        .group(devices)
         .map_err(|e| system_error(e, &a.hardware))?;
     let cost = collective_cost(
         c,
