@@ -43,7 +43,7 @@ fn h100() -> Fabric {
         scale_up: Some(tier("NVLink 4", 900e9 / 2.0, 3.4e-6, "H100 datasheet ÷ 2")),
         in_network_reduction: true,
         scale_out: Some(tier("NDR 400 Gb/s", 400e9 / 8.0, 14e-6, "DGX H100")),
-        pcie: None,
+        ..Fabric::default()
     }
 }
 
@@ -52,7 +52,7 @@ fn a100() -> Fabric {
         scale_up: Some(tier("NVLink 3", 600e9 / 2.0, 3.4e-6, "A100 datasheet ÷ 2")),
         in_network_reduction: false,
         scale_out: Some(tier("HDR 200 Gb/s", 200e9 / 8.0, 14e-6, "DGX A100")),
-        pcie: None,
+        ..Fabric::default()
     }
 }
 

@@ -33,7 +33,7 @@ fn hgx(nvls: bool) -> Fabric {
         scale_up: Some(tier("NVLink 4", NVLINK4, A_NVLINK)),
         in_network_reduction: nvls,
         scale_out: Some(tier("NDR", NDR, A_NET)),
-        pcie: None,
+        ..Fabric::default()
     }
 }
 
