@@ -23,8 +23,11 @@
 //!   other), the ring's 2(n−1)/n·S at large n; `tuning.cc` converts a tree's bus bandwidth to
 //!   algorithm bandwidth by 0.5 (t = 2S/B). Inside a node NCCL's trees are chains, so their
 //!   latency grows with g − 1 like a ring's.
-//! - NVLS (NVLink SHARP, NCCL ≥ 2.17; NVIDIA, "NVLink and NVSwitch" and the NCCL 2.17 release
-//!   notes): the switch reduces (`multimem.ld_reduce`) and multicasts (`multimem.st`), so an
+//! - NVLS (NVLink SHARP: NCCL 2.17.1 release, commit 5d3ab08b, "Add new NVLS algorithm for
+//!   allreduce using NVLink SHARP (intra-node only)"; reduce-scatter and all-gather in the
+//!   2.30.7 tuner; NVIDIA technical blog "Upgrading Multi-GPU Interconnectivity with the
+//!   Third-Generation NVIDIA NVSwitch"): the switch reduces (PTX `multimem.ld_reduce`) and
+//!   multicasts (`multimem.st`), so an
 //!   all-reduce sends each byte of S once and receives each once per GPU (D = S, against the
 //!   ring's 2(n−1)/n·S: bus bandwidth up to 2(n−1)/n × the link). Reduce-scatter and all-gather
 //!   gain latency but no bytes: D = (n−1)/n·S (`tuning.cc` scales NVLS reduce-scatter and

@@ -158,8 +158,8 @@ pub enum Algorithm {
     Ring,
     /// NCCL's double binary tree (all-reduce only): chains inside a node, trees across nodes.
     Tree,
-    /// In-network reduction in the NVLink switch (NVLink SHARP, NCCL's NVLS, NCCL ≥ 2.17), one
-    /// node: all-reduce, reduce-scatter, all-gather.
+    /// In-network reduction in the NVLink switch (NVLink SHARP, NCCL's NVLS since 2.17.1),
+    /// inside one NVLink domain: all-reduce, reduce-scatter, all-gather.
     Nvls,
     /// Across nodes: reduce-scatter inside each node, the collective of the 1/g shares across
     /// nodes (each GPU on its own NIC rail), all-gather inside each node.
