@@ -119,7 +119,9 @@ pub fn step_lines(s: &Step) -> Vec<String> {
     lines
 }
 
-fn write_step(
+/// Writes step `i` (numbered from 1) with its lines and source (`as above` when it repeats
+/// `previous_source`).
+pub(crate) fn write_step(
     out: &mut dyn Write,
     i: usize,
     s: &Step,

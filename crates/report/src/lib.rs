@@ -12,6 +12,7 @@
 //! ```
 
 pub mod analysis;
+pub mod collective;
 pub mod compare;
 pub mod doc;
 pub mod explain;

@@ -10,7 +10,7 @@ mod import;
 mod mbu;
 mod measure;
 mod mfu;
-mod op;
+pub mod op;
 mod plan;
 mod report;
 mod sweep;

@@ -1,8 +1,9 @@
 //! `roofline op`: one operator on one chip.
 
 use super::common::{FormatArg, PlotArgs};
-use super::values::{parse_positive, parse_precision};
+use super::values::{parse_algorithm, parse_bytes, parse_devices, parse_positive, parse_precision};
 use clap::{Args, Subcommand, ValueEnum};
+use roofline_core::comm::{AlgorithmChoice, Collective};
 use roofline_core::ops::CausalCount;
 use roofline_core::precision::Precision;
 
@@ -46,6 +47,43 @@ impl From<CausalCountArg> for CausalCount {
             CausalCountArg::Half => CausalCount::Half,
         }
     }
+}
+
+/// Flags every collective (`roofline op all-reduce …`) takes.
+#[derive(Debug, Args)]
+pub struct CollectiveArgs {
+    /// The buffer S as nccl-tests counts it (the whole vector of an all-reduce, the full
+    /// output of an all-gather, the full input of a reduce-scatter), with a binary (`KiB`,
+    /// `MiB`, `GiB`) or decimal (`kB`, `MB`, `GB`) unit, or bare bytes: `64MiB`, `1GB`, `4096`.
+    #[arg(long, value_parser = parse_bytes)]
+    pub bytes: f64,
+    /// Devices in the group (all ranks of the collective); 8 by default with --hardware, the
+    /// whole system with --system.
+    #[arg(long, value_parser = parse_devices)]
+    pub devices: Option<u64>,
+    /// A system (`roofline hardware list --systems`, or a system file) instead of
+    /// --hardware: its nodes and links; the group is its first --devices devices, a node
+    /// filled before the next.
+    #[arg(long, conflicts_with_all = ["hardware", "nodes"])]
+    pub system: Option<String>,
+    /// Nodes the devices span, devices/nodes GPUs each; by default the chip's node
+    /// (`roofline hardware show`) fills before the next.
+    #[arg(long, value_parser = parse_devices)]
+    pub nodes: Option<u64>,
+    /// Chip id (`roofline hardware list`) or a chip file; its platform gives the node and its
+    /// links.
+    #[arg(long, default_value = "h100-sxm")]
+    pub hardware: String,
+    /// The algorithm: `auto` (the fastest bound the fabric supports), `ring`, `tree`
+    /// (all-reduce), `nvls` (in-network reduction, one node), `hierarchical` (across nodes),
+    /// `direct` (all-to-all, send-recv).
+    #[arg(long, default_value = "auto", value_parser = parse_algorithm)]
+    pub algorithm: AlgorithmChoice,
+    /// Instead of the summary, the worked derivation of every number.
+    #[arg(long)]
+    pub explain: bool,
+    #[command(flatten)]
+    pub format: FormatArg,
 }
 
 #[derive(Debug, Subcommand)]
@@ -164,18 +202,44 @@ pub enum OpCommand {
         #[command(flatten)]
         common: OpCommon,
     },
+    /// Every rank ends with the sum of all ranks' buffers: 2(n−1)/n·S per rank over a ring.
+    AllReduce(CollectiveArgs),
+    /// Every rank ends with its 1/n share of the sum: (n−1)/n·S per rank.
+    ReduceScatter(CollectiveArgs),
+    /// Every rank ends with every rank's 1/n share: (n−1)/n·S per rank.
+    AllGather(CollectiveArgs),
+    /// Every rank sends a distinct 1/n slice to every other: (n−1)/n·S per rank.
+    AllToAll(CollectiveArgs),
+    /// One rank's S bytes reach every rank: S per rank over a pipelined ring.
+    Broadcast(CollectiveArgs),
+    /// One rank sends S bytes to another (a pipeline stage boundary).
+    SendRecv(CollectiveArgs),
 }
 
 impl OpCommand {
-    /// The flags every operator shares.
-    pub fn common(&self) -> &OpCommon {
+    /// The flags every operator shares; `None` for a collective.
+    pub fn common(&self) -> Option<&OpCommon> {
         match self {
             OpCommand::Gemm { common, .. }
             | OpCommand::Attention { common, .. }
             | OpCommand::Softmax { common, .. }
             | OpCommand::Rmsnorm { common, .. }
             | OpCommand::Layernorm { common, .. }
-            | OpCommand::Elementwise { common, .. } => common,
+            | OpCommand::Elementwise { common, .. } => Some(common),
+            _ => None,
         }
+    }
+
+    /// The collective and its flags, for a collective.
+    pub fn collective(&self) -> Option<(Collective, &CollectiveArgs)> {
+        Some(match self {
+            OpCommand::AllReduce(a) => (Collective::AllReduce, a),
+            OpCommand::ReduceScatter(a) => (Collective::ReduceScatter, a),
+            OpCommand::AllGather(a) => (Collective::AllGather, a),
+            OpCommand::AllToAll(a) => (Collective::AllToAll, a),
+            OpCommand::Broadcast(a) => (Collective::Broadcast, a),
+            OpCommand::SendRecv(a) => (Collective::SendRecv, a),
+            _ => return None,
+        })
     }
 }

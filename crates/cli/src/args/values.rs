@@ -59,21 +59,72 @@ pub fn parse_reserve(s: &str) -> Result<roofline_core::memory::Reserve, String> 
                     t.chars().take(40).collect::<String>()
                 ))
             }
-            "B" => 1.0,
-            "kB" | "KB" => 1e3,
-            "MB" => 1e6,
-            "GB" => 1e9,
-            "TB" => 1e12,
-            "KiB" => 1024.0,
-            "MiB" => 1024.0 * 1024.0,
-            "GiB" => 1024.0 * 1024.0 * 1024.0,
-            "TiB" => 1024.0f64.powi(4),
-            _ => return Err(bad()),
+            u => size_unit(u).ok_or_else(bad)?,
         };
         Reserve::Bytes(Bytes(num.trim().parse::<f64>().map_err(|_| bad())? * scale))
     };
     r.validate()?;
     Ok(r)
+}
+
+/// Bytes in one `unit` of a size: `B`; decimal `kB` (or `KB`), `MB`, `GB`, `TB`; binary
+/// `KiB`, `MiB`, `GiB`, `TiB`.
+fn size_unit(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "B" => 1.0,
+        "kB" | "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024.0f64.powi(4),
+        _ => return None,
+    })
+}
+
+/// `--bytes`: a size with a binary (`KiB`, `MiB`, `GiB`, `TiB`) or decimal (`kB`, `MB`, `GB`,
+/// `TB`) unit, or bare bytes (`4096`), from 0 to 2^50 B (1 PiB; the core's
+/// [`roofline_core::comm::collective::MAX_BYTES`]).
+pub fn parse_bytes(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let shown: String = t.chars().take(40).collect();
+    let bad = || format!("`{shown}` is not a size (`64MiB`, `1GB`, `4096`)");
+    let split = t
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "" => 1.0,
+        u => size_unit(u).ok_or_else(bad)?,
+    };
+    let v = num.trim().parse::<f64>().map_err(|_| bad())? * scale;
+    let max = roofline_core::comm::collective::MAX_BYTES;
+    if !v.is_finite() || v < 0.0 || v > max {
+        return Err(format!("`{shown}` is outside 0 to 1 PiB (2^50 B)"));
+    }
+    Ok(v)
+}
+
+/// `--devices`, `--nodes`: a whole number from 1 to 2^20 (the core's
+/// [`roofline_core::comm::system::MAX_DEVICES`]).
+pub fn parse_devices(s: &str) -> Result<u64, String> {
+    let max = u64::from(roofline_core::comm::system::MAX_DEVICES);
+    match s.trim().parse::<u64>() {
+        Ok(v) if (1..=max).contains(&v) => Ok(v),
+        Ok(v) => Err(format!("{v} is outside 1 to {max}")),
+        Err(_) => Err(format!(
+            "`{}` is not a whole number of at least 1",
+            s.trim().chars().take(40).collect::<String>()
+        )),
+    }
+}
+
+/// `--algorithm`: `auto`, `ring`, `tree`, `nvls`, `hierarchical`, `direct`.
+pub fn parse_algorithm(s: &str) -> Result<roofline_core::comm::AlgorithmChoice, String> {
+    s.parse()
+        .map_err(|e: roofline_core::comm::collective::UnknownName| e.to_string())
 }
 
 pub fn parse_precision(s: &str) -> Result<Precision, String> {
@@ -381,6 +432,24 @@ mod tests {
         assert!(parse_run_time("73050d").is_err());
         // 2^24 sequences at 1 µs: 16,777,216 / 1e-6 ≈ 1.68e13 tokens/s is the most.
         assert!(parse_tokens_per_s("1.6e13").is_ok() && parse_tokens_per_s("1.7e13").is_err());
+    }
+
+    #[test]
+    fn sizes_take_binary_and_decimal_units() {
+        assert_eq!(parse_bytes("64MiB"), Ok(67_108_864.0));
+        assert_eq!(parse_bytes("1GB"), Ok(1e9));
+        assert_eq!(parse_bytes("1.5 KiB"), Ok(1536.0));
+        assert_eq!(parse_bytes("4096"), Ok(4096.0));
+        assert_eq!(parse_bytes("2kB"), Ok(2000.0));
+        assert_eq!(parse_bytes("0"), Ok(0.0));
+        for bad in ["", "MiB", "64 mb", "-1MiB", "2PiB", "1e300", "nan", "64XB"] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_devices("8"), Ok(8));
+        assert!(parse_devices("0").is_err());
+        assert!(parse_devices("2000000").is_err());
+        assert!(parse_algorithm("nvls").is_ok());
+        assert!(parse_algorithm("rings").is_err());
     }
 
     #[test]

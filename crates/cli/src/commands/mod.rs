@@ -2,6 +2,7 @@
 
 mod analyze;
 mod analyze_parallel;
+mod collective;
 mod fuse;
 mod hardware;
 mod import;

@@ -18,8 +18,10 @@ use std::io::Write;
 type Kernels = Vec<(&'static str, Op)>;
 
 /// The kernels an operator runs as, with a one-line description.
-fn kernels(kind: &OpCommand) -> Result<(String, Kernels), CliError> {
-    let p = kind.common().precision;
+fn kernels(
+    kind: &OpCommand,
+    p: roofline_core::precision::Precision,
+) -> Result<(String, Kernels), CliError> {
     Ok(match *kind {
         OpCommand::Gemm { m, n, k, bias, .. } => (
             format!(
@@ -202,16 +204,32 @@ fn kernels(kind: &OpCommand) -> Result<(String, Kernels), CliError> {
                 )],
             )
         }
+        OpCommand::AllReduce(_)
+        | OpCommand::ReduceScatter(_)
+        | OpCommand::AllGather(_)
+        | OpCommand::AllToAll(_)
+        | OpCommand::Broadcast(_)
+        | OpCommand::SendRecv(_) => {
+            return Err(CliError::bad_input(
+                "a collective has no kernels on one chip",
+                None,
+            ))
+        }
     })
 }
 
 pub fn run(a: &OpArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let c = a.op.common();
+    if let Some((collective, args)) = a.op.collective() {
+        return super::collective::run(collective, args, out);
+    }
+    let Some(c) = a.op.common() else {
+        return Err(CliError::bad_input("an operator without flags", None));
+    };
     if let Some(path) = &c.plot.plot {
         super::plot::check_plot_path(path, c.plot.force)?;
     }
     let device = find_device(&c.hardware)?;
-    let (title, kernels) = kernels(&a.op)?;
+    let (title, kernels) = kernels(&a.op, c.precision)?;
     let rows = evaluate_ops(&kernels, &device, c.precision).map_err(AnalysisError::from)?;
     if let Some(path) = &c.plot.plot {
         let peaks: Vec<String> = rows

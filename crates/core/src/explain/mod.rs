@@ -17,6 +17,7 @@
 //! - `roofline`: from FLOPs and bytes to bound and time on the chip.
 //! - `origin`: where a model's node takes its shapes from, and the setting.
 //! - `node`: a node's executions per forward pass and share of the stage.
+//! - `collective`: a collective's α–β derivation ([`explain_collective`]).
 //!
 //! ```
 //! use roofline_core::explain::{explain_op, Outcome};
@@ -40,12 +41,14 @@
 //! # Ok::<(), roofline_core::device::DeviceError>(())
 //! ```
 
+mod collective;
 mod cost;
 mod node;
 mod number;
 mod origin;
 mod roofline;
 
+pub use collective::{explain_collective, CollectiveDerivation};
 pub use number::{exact_number, plain_number};
 
 use crate::analysis::{OpRow, StageAnalysis};

@@ -18,6 +18,7 @@ use std::borrow::Cow;
 use std::io::Write;
 
 pub mod analyze;
+pub mod collective;
 pub mod explain;
 pub mod fuse;
 pub mod hardware;
@@ -248,6 +249,11 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
         ),
         ("op", "roofline op", schema_of::<op::OpReportDoc>()),
         (
+            "collective",
+            "roofline op all-reduce|reduce-scatter|all-gather|all-to-all|broadcast|send-recv",
+            schema_of::<collective::CollectiveDoc>(),
+        ),
+        (
             "fuse",
             "roofline fuse --chain",
             schema_of::<fuse::FuseDoc>(),
@@ -385,11 +391,11 @@ mod tests {
     fn every_document_kind_has_one_schema_that_carries_the_version(
     ) -> Result<(), Box<dyn std::error::Error>> {
         let all = schemas();
-        // Twenty-two kinds: analyze (plain, with fusion), explain, join, op, fuse, sweep, mfu
-        // (by formula, by size, from a reported FLOP/s), mbu, hardware (list, show, show a
-        // system, list systems, compare), models, import (profile, roof), measure, measure
-        // kernels, report.
-        assert_eq!(all.len(), 22);
+        // Twenty-three kinds: analyze (plain, with fusion), explain, join, op, collective,
+        // fuse, sweep, mfu (by formula, by size, from a reported FLOP/s), mbu, hardware (list,
+        // show, show a system, list systems, compare), models, import (profile, roof), measure,
+        // measure kernels, report.
+        assert_eq!(all.len(), 23);
         for (i, (name, _, schema)) in all.iter().enumerate() {
             assert!(
                 all[..i].iter().all(|(n, _, _)| n != name),
