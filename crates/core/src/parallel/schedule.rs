@@ -28,7 +28,8 @@ impl Schedule {
     pub fn overlap(&self) -> f64 {
         let c = self.communication.get();
         if c > 0.0 {
-            1.0 - self.exposed.get() / c
+            // `+ 0.0` makes a rounding's −0 print as 0.
+            (1.0 - self.exposed.get() / c).clamp(0.0, 1.0) + 0.0
         } else {
             1.0
         }
