@@ -240,7 +240,7 @@ fn weights_in_graph_equal_parameter_count() {
     let mut total = 0.0;
     for (i, t) in g.tensors().iter().enumerate() {
         if t.role == TensorRole::Weight {
-            let in_block = g.consumers(i).any(|(_, n)| n.span.in_blocks());
+            let in_block = g.consumers(i).any(|(_, n)| n.span().in_blocks());
             total += t.bytes.get() / 2.0 * if in_block { 32.0 } else { 1.0 };
         }
     }

@@ -291,7 +291,7 @@ pub fn graph(model: &Transformer, seq_len: u64) -> Result<ForwardSplit, Analysis
     let (mut blocks, mut attention, mut head) = (Flop::ZERO, Flop::ZERO, Flop::ZERO);
     for n in graph.nodes() {
         let flops = n.cost().flops * n.count() as f64;
-        if !n.span.in_blocks() {
+        if !n.span().in_blocks() {
             head += flops;
         } else if n.role.is_attention_core() {
             attention += flops;

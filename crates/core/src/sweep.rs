@@ -456,7 +456,7 @@ fn plan_group(
             name: n1.name,
             role: n1.role,
             kind,
-            span: n1.span,
+            span: n1.span(),
             count: n1.count(),
         });
     }

@@ -144,7 +144,7 @@ fn mixtral_decode_reads_only_the_chosen_experts() -> Result<(), Box<dyn std::err
     // The router runs in every one of the 32 blocks, and is a router by role, not by name.
     let gate = g.find("gate").ok_or("expected a value, got None")?;
     assert_eq!(
-        (gate.role, gate.span),
+        (gate.role, gate.span()),
         (Role::Router, Span::Blocks { first: 0, last: 31 })
     );
     assert_eq!(
@@ -159,7 +159,7 @@ fn deepseek_dense_and_moe_blocks_are_counted_apart() -> Result<(), Box<dyn std::
     let m = load_model("deepseek-v3")?;
     let g = build_graph(&m, &decode(4096, 1));
     // 61 blocks: first_k_dense_replace = 3 dense (blocks 0–2), the other 58 MoE (3–60).
-    let span = |name: &str| g.find(name).map(|n| n.span);
+    let span = |name: &str| g.find(name).map(|n| n.span());
     assert_eq!(span("gate_proj"), Some(Span::Blocks { first: 0, last: 2 }));
     assert_eq!(
         span("experts.gate_proj"),
@@ -355,7 +355,7 @@ fn every_preset_fits_the_allocation_free_node_list() -> Result<(), Box<dyn std::
                 let seq_len = if stage == Stage::Prefill { 2048 } else { 1 };
                 let w = Workload::new(stage, 1, seq_len, 2048).flash_attention(flash);
                 let g = build_graph(&m, &w);
-                let last = g.nodes().last().map(|n| (n.role, n.span));
+                let last = g.nodes().last().map(|n| (n.role, n.span()));
                 assert_eq!(last, Some((Role::LmHead, Span::Epilogue)), "{id}");
                 if id == "deepseek-v3" && !flash {
                     deepseek.push(g.nodes().len());

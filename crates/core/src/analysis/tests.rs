@@ -118,7 +118,7 @@ fn analyze_equals_the_graph_path_exactly() -> Result<(), Box<dyn std::error::Err
             assert_eq!(a.rows.len(), a.graph.nodes().len());
             for (n, row) in a.graph.nodes().iter().zip(&a.rows) {
                 assert_eq!(
-                    (n.name, n.role, n.span, n.cost(), n.compute()),
+                    (n.name, n.role, n.span(), n.cost(), n.compute()),
                     (row.name, row.role, row.span, row.cost, row.compute)
                 );
             }
@@ -248,7 +248,7 @@ fn every_decoder_variant_has_its_roles_and_spans() -> Result<(), Box<dyn std::er
             let in_blocks: u64 = g
                 .nodes()
                 .iter()
-                .filter(|n| n.role.part() == crate::graph::Part::Mlp && n.span.in_blocks())
+                .filter(|n| n.role.part() == crate::graph::Part::Mlp && n.span().in_blocks())
                 .filter(|n| n.role == Role::DownProj)
                 .map(|n| n.count())
                 .sum();
@@ -260,11 +260,11 @@ fn every_decoder_variant_has_its_roles_and_spans() -> Result<(), Box<dyn std::er
                 .sum();
             assert_eq!(in_blocks + moe, m.layers, "{}", m.name);
             assert_eq!(
-                g.find_role(Role::LmHead).map(|(_, n)| n.span),
+                g.find_role(Role::LmHead).map(|(_, n)| n.span()),
                 Some(Span::Epilogue)
             );
             assert_eq!(
-                g.find_role(Role::TokenEmbedding).map(|(_, n)| n.span),
+                g.find_role(Role::TokenEmbedding).map(|(_, n)| n.span()),
                 Some(Span::Prologue)
             );
         }

@@ -283,7 +283,7 @@ pub fn explain_node(
         g.origin = origin::origin(node.role, d.kind, &g.symbol, model, w);
     }
     d.context = origin::context(model, w);
-    d.steps.extend(node::pass_steps(node.span, &row, stage));
+    d.steps.extend(node::pass_steps(node.span(), &row, stage));
     Ok(d)
 }
 

@@ -168,8 +168,8 @@ pub fn plan(graph: &OpGraph, preset: Preset, smem: Option<Bytes>) -> FusionPlan 
     // Fusion stays inside the decoder blocks, and a kernel's nodes run in the same blocks
     // (DeepSeek-V3's dense MLP of blocks 0–2 fuses with itself, never with the attention of
     // every block).
-    let layer = |i: usize| graph.nodes()[i].span.in_blocks();
-    let same = |i: usize, j: usize| graph.nodes()[i].span == graph.nodes()[j].span;
+    let layer = |i: usize| graph.nodes()[i].span().in_blocks();
+    let same = |i: usize, j: usize| graph.nodes()[i].span() == graph.nodes()[j].span();
     let a = act_precision(graph);
     for &rule in preset.rules() {
         match rule {
@@ -460,7 +460,7 @@ fn kernel(
         .map(|&i| graph.nodes()[i].compute())
         .find(|c| matches!(c, Compute::Matrix(_)))
         .unwrap_or(Compute::Vector);
-    let span = graph.nodes()[nodes[0]].span;
+    let span = graph.nodes()[nodes[0]].span();
     let cost = if let Some(fa) = flash {
         Op::FlashAttention(fa).cost()
     } else {

@@ -113,8 +113,11 @@ pub struct Node {
     pub name: &'static str,
     /// What it does in the model.
     pub role: Role,
-    /// The part of the forward pass it runs in (and so how many times).
-    pub span: Span,
+    /// The part of the forward pass it runs in (and so how many times): [`Node::span`].
+    span: Span,
+    /// [`Span::count`] of the span, kept with it: the walk reads it for every node.
+    #[serde(skip)]
+    count: u64,
     /// Tensors read.
     pub inputs: Ports,
     /// Tensors written.
@@ -149,6 +152,7 @@ impl Node {
             name,
             role,
             span,
+            count: span.count(),
             inputs: Ports::of(inputs),
             outputs: Ports::of(outputs),
             op,
@@ -194,10 +198,16 @@ impl Node {
         self.compute
     }
 
-    /// Executions per forward pass ([`Span::count`]).
-    #[inline]
+    /// The part of the forward pass it runs in.
+    #[inline(always)]
+    pub fn span(&self) -> Span {
+        self.span
+    }
+
+    /// Executions per forward pass ([`Span::count`] of [`Node::span`]).
+    #[inline(always)]
     pub fn count(&self) -> u64 {
-        self.span.count()
+        self.count
     }
 }
 

@@ -242,7 +242,7 @@ fn device_memory(
     let blocks = layout.stage_blocks(model.layers, 0);
     let mut weights = 0.0;
     for n in graph.nodes() {
-        let count = match n.span {
+        let count = match n.span() {
             Span::Blocks { .. } => n.count().min(blocks),
             Span::Prologue | Span::Epilogue => 1,
             Span::StageBoundaries { .. } => 0,

@@ -88,7 +88,7 @@ pub fn shard_experts(
                     &mut out,
                     "experts.dispatch",
                     Role::EpDispatch,
-                    n.span,
+                    n.span(),
                     x,
                     bytes,
                     bytes,
@@ -117,7 +117,7 @@ pub fn shard_experts(
             }
             _ => {}
         }
-        out.node(n.name, n.role, n.span, op, &inputs, &n.outputs);
+        out.node(n.name, n.role, n.span(), op, &inputs, &n.outputs);
         if n.role == Role::ExpertDownProj {
             if let Some(&y) = n.outputs.first() {
                 // The busiest device returns its imbalance · T_r·k rows, and receives its own
@@ -127,7 +127,7 @@ pub fn shard_experts(
                     &mut out,
                     "experts.combine",
                     Role::EpCombine,
-                    n.span,
+                    n.span(),
                     y,
                     sent,
                     Bytes(sent.get() / imb),

@@ -341,7 +341,7 @@ pub fn shard(
         inputs.clear();
         inputs.extend(n.inputs.iter().map(|&i| remap[i]));
         let op = shard_op(n.role, n.op(), &s);
-        out.node(n.name, n.role, n.span, op, &inputs, &n.outputs);
+        out.node(n.name, n.role, n.span(), op, &inputs, &n.outputs);
         let Some((collective, role, name)) = collective_after(n.role, sp, moe_mlp) else {
             continue;
         };
@@ -371,10 +371,10 @@ pub fn shard(
         let op = Op::Communication(Communication::of(&cost));
         if collective == Collective::AllReduce {
             // In place, as NCCL runs it.
-            out.node(name, role, n.span, op, &[x], &[x]);
+            out.node(name, role, n.span(), op, &[x], &[x]);
         } else {
             let y = out.tensor_bytes(tensor.name, result, tensor.precision, tensor.role);
-            out.node(name, role, n.span, op, &[x], &[y]);
+            out.node(name, role, n.span(), op, &[x], &[y]);
             remap[x] = y;
         }
     }

@@ -396,7 +396,7 @@ pub fn join(analysis: &StageAnalysis, profile: &Profile) -> Join {
     // Forward order: the prologue, then each block's nodes (those whose span holds it), then
     // the epilogue.
     let all = 0..graph.nodes().len();
-    let span = |i: usize| graph.nodes()[i].span;
+    let span = |i: usize| graph.nodes()[i].span();
     let mut forward: Vec<usize> = all.clone().filter(|&i| span(i) == Span::Prologue).collect();
     for b in 0..graph.layers {
         forward.extend(all.clone().filter(
