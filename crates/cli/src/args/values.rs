@@ -375,6 +375,19 @@ pub fn parse_positive_usize(s: &str) -> Result<usize, String> {
     }
 }
 
+/// A degree of parallelism or a device count: 1 to 2^20 (`roofline_core::comm::system::MAX_DEVICES`).
+pub fn parse_degree(s: &str) -> Result<u32, String> {
+    let max = roofline_core::comm::system::MAX_DEVICES;
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(v) if v > u64::from(max) => Err(format!("{v} is more than {max} devices")),
+        Ok(v) => Ok(v as u32),
+        Err(_) => Err(format!(
+            "`{s}` is not a whole number: give a count such as 8"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -482,18 +495,5 @@ mod tests {
             Ok(UintList(vec![3, 16, 32, 64]))
         );
         assert!(parse_uint_list("8..2").is_err() && parse_uint_list("x").is_err());
-    }
-}
-
-/// A degree of parallelism or a device count: 1 to 2^20 (`roofline_core::comm::system::MAX_DEVICES`).
-pub fn parse_degree(s: &str) -> Result<u32, String> {
-    let max = roofline_core::comm::system::MAX_DEVICES;
-    match s.trim().parse::<u64>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(v) if v > u64::from(max) => Err(format!("{v} is more than {max} devices")),
-        Ok(v) => Ok(v as u32),
-        Err(_) => Err(format!(
-            "`{s}` is not a whole number: give a count such as 8"
-        )),
     }
 }

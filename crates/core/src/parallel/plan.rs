@@ -67,7 +67,7 @@ pub struct PlanSearch {
 
 /// Divisors of `n`, ascending.
 fn divisors(n: u64) -> impl Iterator<Item = u64> {
-    (1..=n).filter(move |d| n % d == 0)
+    (1..=n).filter(move |d| n.is_multiple_of(*d))
 }
 
 /// Searches every layout of `model` on `system` for `workload` (the batch one replica
