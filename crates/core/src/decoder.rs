@@ -42,7 +42,7 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
 /// [`crate::analysis::analyze_into`] rebuild one graph per configuration this way).
 ///
 /// When `gr` was last built by this function or [`build_graph`] for a model of the same shape,
-/// in the same stage and attention form ([`Blueprint`]), only what a new batch, length or
+/// in the same stage and attention form (its blueprint), only what a new batch, length or
 /// precision changes is rewritten: each tensor's bytes and precision and each node's operator
 /// and cost. Names, roles, spans, edges and liveness stay as they are. Otherwise the graph is
 /// built afresh. Either way the result equals [`build_graph`]'s (checked after every rewrite in

@@ -113,7 +113,7 @@ impl AffineCost {
     }
 
     /// Whether the operator is compute-bound at `batch` on a roof of ridge `ridge`, by the same
-    /// rule as [`Roof::evaluate`] (intensity ≥ ridge, or no bytes at all).
+    /// rule as [`crate::roofline::Roof::evaluate`] (intensity ≥ ridge, or no bytes at all).
     pub fn is_compute_bound(&self, batch: f64, ridge: FlopPerByte) -> bool {
         let c = self.at(batch);
         c.bytes().get() == 0.0 || c.intensity() >= ridge

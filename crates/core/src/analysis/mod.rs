@@ -161,7 +161,7 @@ pub struct Totals {
     /// Launch overhead: kernels × the overhead of one launch, seconds.
     pub launch_overhead: Seconds,
     /// The part of [`Totals::time`] spent in collectives on links, seconds (each run after
-    /// the other, as the serial sum is; [`crate::parallel::schedule`] overlaps them).
+    /// the other, as the serial sum is; [`mod@crate::parallel::schedule`] overlaps them).
     pub communication: Seconds,
 }
 

@@ -56,7 +56,7 @@ pub const MAX_WIDTH: u64 = 1 << 24;
 ///
 /// # Errors
 /// An empty chain, more than 16 operators, an unknown operator name, a zero size, or a size
-/// above its bound ([`crate::workload::MAX_TOKENS`] tokens, [`MAX_WIDTH`] elements wide).
+/// above its bound ([`crate::workload::MAX_TOKENS`] tokens, `MAX_WIDTH` elements wide).
 pub fn chain_graph(spec: &ChainSpec) -> Result<(OpGraph, Vec<String>, u64), ChainError> {
     if spec.ops.is_empty() {
         return Err(ChainError(

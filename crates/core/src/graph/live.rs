@@ -45,7 +45,7 @@ impl OpGraph {
     /// adds its bytes at the first node it is alive at and takes them off after the last, and a
     /// running sum over the nodes gives the live bytes at each.
     ///
-    /// A graph the decoder built reads the intervals it indexed then ([`OpGraph::index_live`]);
+    /// A graph the decoder built reads the intervals it indexed then (`OpGraph::index_live`);
     /// any other graph scans its tensors. Both give the same result (a test checks every
     /// preset).
     pub fn peak_live_activations(&self) -> LiveActivations {

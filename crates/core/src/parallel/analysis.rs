@@ -1,5 +1,5 @@
 //! One stage of a model on many devices: the single-device graph sharded
-//! ([`super::shard`]), the pipeline's boundaries added, every node evaluated on the chip or
+//! ([`mod@super::shard`]), the pipeline's boundaries added, every node evaluated on the chip or
 //! its link, the step scheduled on two streams, and the memory one device holds.
 //!
 //! With p pipeline stages the graph keeps every block: its rows are the path of one step

@@ -4,12 +4,12 @@
 //! - [`analysis`]: one stage on many devices: per-device rows, step, memory.
 //! - [`experts`]: expert parallelism: the routed experts split, two all-to-alls.
 //! - [`layout`]: the degrees of parallelism and what they must divide.
-//! - [`shard`]: tensor (and sequence) parallelism as a pass over the graph, with the
+//! - [`mod@shard`]: tensor (and sequence) parallelism as a pass over the graph, with the
 //!   collectives it needs as nodes priced on the system's links.
 //! - [`plan`]: every layout a system holds, analysed and ranked.
 //! - [`scaling`]: a step over increasing tensor-parallel degrees; where adding devices stops
 //!   paying.
-//! - [`schedule`]: the step on a compute and a communication stream: exposed communication.
+//! - [`mod@schedule`]: the step on a compute and a communication stream: exposed communication.
 
 pub mod analysis;
 pub mod experts;

@@ -267,7 +267,7 @@ fn collective_after(
 /// One rank's graph of `graph` (built by [`crate::decoder::build_graph`] for `model` under
 /// `workload`) split `layout.tp` ways, with its collectives priced on `system`'s fabric for a
 /// tensor-parallel group of consecutive devices ([`System::group`]). Pipeline parallelism is
-/// [`super::pipeline`]'s; this pass leaves the blocks and their counts as they are.
+/// [`super::analysis`]'s; this pass leaves the blocks and their counts as they are.
 ///
 /// With tp = 1 the graph is returned as it is.
 ///
