@@ -63,7 +63,7 @@ pub(crate) fn models() -> Vec<Transformer> {
     vec![llama2_7b(), gqa, gpt, moe]
 }
 
-fn workloads() -> Vec<Workload> {
+pub(crate) fn workloads() -> Vec<Workload> {
     let mut out = Vec::new();
     for stage in [Stage::Prefill, Stage::Decode] {
         for batch in [1, 3, 64] {

@@ -158,7 +158,16 @@ pub fn analyze_parallel(
     }
     let totals = totals.with_launch(system.chip.launch_overhead.value);
     let schedule = schedule(&graph, &rows);
-    let memory = device_memory(model, &rank_workload, &graph, layout, system, reserve);
+    let memory = device_memory(
+        model,
+        &rank_workload,
+        &graph,
+        &single.graph,
+        single.memory.weights,
+        layout,
+        system,
+        reserve,
+    );
     let mut warnings = Vec::new();
     if memory.fits() == Some(false) {
         warnings.push(format!(
@@ -227,20 +236,11 @@ fn add_stage_boundaries(
     Ok(())
 }
 
-/// What one device of the largest pipeline stage holds: its share of the weights (each weight
-/// tensor × the blocks of the stage that read it; the embedding and lm_head as if on it, a
-/// bound), its share of the KV cache (the model's, × g_r/g for its KV heads, × its blocks / L),
-/// the peak of its live activations, and the reserve.
-fn device_memory(
-    model: &Transformer,
-    workload: &Workload,
-    graph: &OpGraph,
-    layout: Layout,
-    system: &System,
-    reserve: Reserve,
-) -> MemoryFootprint {
-    let blocks = layout.stage_blocks(model.layers, 0);
-    let mut weights = 0.0;
+/// The weight bytes of `graph` a device holding `blocks` blocks keeps: each weight tensor once
+/// per block of those that read it (a weight two nodes read, such as MLA's kv_b_proj in the
+/// absorbed decode, is held once), the embedding and lm_head once.
+fn held_weight_bytes(graph: &OpGraph, blocks: u64) -> f64 {
+    let mut copies = vec![0u64; graph.tensors().len()];
     for n in graph.nodes() {
         let count = match n.span() {
             Span::Blocks { .. } => n.count().min(blocks),
@@ -248,13 +248,40 @@ fn device_memory(
             Span::StageBoundaries { .. } => 0,
         };
         for &i in n.inputs.iter() {
-            if let Some(t) = graph.tensors().get(i) {
-                if t.role == TensorRole::Weight {
-                    weights += t.bytes.get() * count as f64;
-                }
+            if let Some(c) = copies.get_mut(i) {
+                *c = (*c).max(count);
             }
         }
     }
+    graph
+        .tensors()
+        .iter()
+        .zip(&copies)
+        .filter(|(t, _)| t.role == TensorRole::Weight)
+        .map(|(t, &c)| t.bytes.get() * c as f64)
+        .sum()
+}
+
+/// What one device of the largest pipeline stage holds: its share of the weights (the single
+/// device's weights × the share of the graph's weight bytes it holds, [`held_weight_bytes`]:
+/// the embedding and lm_head as if on it, a bound), its share of the KV cache (the model's, × g_r/g for its KV heads, × its blocks / L),
+/// the peak of its live activations, and the reserve.
+#[allow(clippy::too_many_arguments)]
+fn device_memory(
+    model: &Transformer,
+    workload: &Workload,
+    graph: &OpGraph,
+    whole: &OpGraph,
+    single_weights: Bytes,
+    layout: Layout,
+    system: &System,
+    reserve: Reserve,
+) -> MemoryFootprint {
+    let blocks = layout.stage_blocks(model.layers, 0);
+    // The one memory model's weights (parameters × bytes per weight, [`crate::memory`]), in the
+    // share of the graph's weight bytes this device holds.
+    let share = held_weight_bytes(graph, blocks) / held_weight_bytes(whole, model.layers);
+    let weights = single_weights.get() * if share.is_finite() { share } else { 1.0 };
     let kv_share = layout.kv_heads_per_rank(model.kv_heads) as f64 / model.kv_heads as f64;
     let kv_share = if model.variant.mla.is_some() {
         1.0

@@ -402,3 +402,24 @@ fn decode_at_batch_1_still_gains_from_each_doubling_of_tp_over_nvlink(
     assert_eq!(scaling::stops_paying(&s), None);
     Ok(())
 }
+
+#[test]
+fn one_device_through_the_passes_is_the_single_device_analysis(
+) -> Result<(), Box<dyn std::error::Error>> {
+    // tp = pp = ep = 1: no pass changes the graph, so the rows, the serial totals and the
+    // memory are the single device's, bit for bit, and the step is the serial sum (no
+    // collective to overlap).
+    for m in crate::analysis::tests::models() {
+        for w in crate::analysis::tests::workloads() {
+            let a = analyze_parallel(&m, &w, &dgx(1), Layout::SINGLE, Reserve::DEFAULT)?;
+            assert_eq!(a.rows, a.single.rows, "{} {w:?}", m.name);
+            assert_eq!(a.totals.cost, a.single.totals.cost);
+            assert_eq!(a.totals.kernels, a.single.totals.kernels);
+            assert_eq!(a.memory, a.single.memory);
+            assert_eq!(a.schedule.exposed.get(), 0.0);
+            let serial = a.single.totals.time.get();
+            assert!((a.schedule.step.get() - serial).abs() <= 1e-12 * serial);
+        }
+    }
+    Ok(())
+}
