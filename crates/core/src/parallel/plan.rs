@@ -5,6 +5,8 @@
 
 use super::analysis::{analyze_parallel, ParallelAnalysisError, ParallelStage};
 use super::layout::Layout;
+use super::shard::ParallelError;
+use crate::comm::collective::CollectiveError;
 use crate::comm::System;
 use crate::memory::Reserve;
 use crate::model::Transformer;
@@ -61,7 +63,8 @@ pub struct PlanSearch {
     pub by_latency: Vec<usize>,
     /// Indices of the plans that fit, most tokens per second per device first.
     pub by_throughput: Vec<usize>,
-    /// Layouts the model does not take (heads, KV heads or experts not divisible), skipped.
+    /// Layouts skipped: the model does not take them (heads, KV heads or experts not
+    /// divisible), or their collectives need a link the system lacks.
     pub skipped: usize,
 }
 
@@ -72,11 +75,12 @@ fn divisors(n: u64) -> impl Iterator<Item = u64> {
 
 /// Searches every layout of `model` on `system` for `workload` (the batch one replica
 /// serves), keeping `reserve` of each device's memory: t · p · e dividing the system's devices,
-/// each degree one the model takes.
+/// each degree one the model takes and the system's links carry (a layout whose collectives
+/// need a link the system lacks is skipped).
 ///
 /// # Errors
 /// The single-device analysis fails (invalid model, workload, reserve or chip), or a collective
-/// cannot be priced on the fabric.
+/// cannot be priced on the fabric (a size that is not finite).
 pub fn search(
     model: &Transformer,
     workload: &Workload,
@@ -111,7 +115,18 @@ pub fn search(
                         skipped += 1;
                         continue;
                     }
-                    let stage = analyze_parallel(model, workload, system, layout, reserve)?;
+                    let stage = match analyze_parallel(model, workload, system, layout, reserve) {
+                        Ok(s) => s,
+                        // A layout whose collectives need a link the system lacks (across the
+                        // nodes of a platform with no network between them): not a plan.
+                        Err(ParallelAnalysisError::Parallel(ParallelError::Collective(
+                            CollectiveError::NoLink { .. },
+                        ))) => {
+                            skipped += 1;
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    };
                     plans.push(Plan {
                         layout,
                         replicas: n / layout.devices(),
