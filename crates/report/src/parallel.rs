@@ -1,13 +1,16 @@
 //! Rendering of `roofline analyze` on many devices: per stage, one device's operators with
 //! the collectives among them, the step on two streams, throughput and memory per device.
 
+use crate::doc::parallel::{
+    AnalyzeParallelDoc, ParallelStageDoc, ScalingPointDoc, ScalingSeriesDoc, SweepTpDoc,
+};
+use crate::doc::SchemaVersion;
 use crate::units::{human_bytes, human_bytes_per_s, human_flops, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::comm::System;
 use roofline_core::model::Transformer;
 use roofline_core::parallel::ParallelStage;
 use roofline_core::workload::Stage;
-use serde::Serialize;
 use std::io::Write;
 
 /// Everything a parallel `roofline analyze` reports.
@@ -19,27 +22,6 @@ pub struct ParallelReport<'a> {
     pub system: &'a System,
     /// One analysis per stage, in order.
     pub stages: &'a [ParallelStage],
-}
-
-#[derive(Serialize)]
-struct Doc<'a> {
-    schema_version: u32,
-    model: &'a str,
-    system: &'a str,
-    chip: &'a str,
-    system_devices: u64,
-    stages: Vec<StageDoc<'a>>,
-}
-
-#[derive(Serialize)]
-struct StageDoc<'a> {
-    #[serde(flatten)]
-    stage: &'a ParallelStage,
-    step_time_s: f64,
-    tokens_per_s: f64,
-    tokens_per_s_per_device: f64,
-    scaling_cost: f64,
-    overlap: f64,
 }
 
 /// Writes `report` in `format` to `out`.
@@ -54,24 +36,13 @@ pub fn write_parallel(
     match format {
         Format::Table => write_table(report, out),
         Format::Json => {
-            let doc = Doc {
-                schema_version: crate::doc::SCHEMA_VERSION,
-                model: &report.model.name,
-                system: &report.system.id,
-                chip: &report.system.chip.id,
+            let doc = AnalyzeParallelDoc {
+                schema_version: SchemaVersion,
+                model: report.model.name.clone(),
+                system: report.system.id.clone(),
+                chip: report.system.chip.id.clone(),
                 system_devices: report.system.devices(),
-                stages: report
-                    .stages
-                    .iter()
-                    .map(|s| StageDoc {
-                        stage: s,
-                        step_time_s: s.step_time().get(),
-                        tokens_per_s: s.tokens_per_s(),
-                        tokens_per_s_per_device: s.tokens_per_s() / s.devices as f64,
-                        scaling_cost: s.scaling_cost(),
-                        overlap: s.schedule.overlap(),
-                    })
-                    .collect(),
+                stages: report.stages.iter().map(ParallelStageDoc::of).collect(),
             };
             crate::doc::write_json(&doc, out)
         }
@@ -276,31 +247,8 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
     Ok(())
 }
 
-fn point(s: &ParallelStage) -> ScalingPoint<'_> {
-    ScalingPoint {
-        workload: &s.workload,
-        tp: s.layout.tp,
-        devices: s.devices,
-        step_time_s: s.step_time().get(),
-        tokens_per_s: s.tokens_per_s(),
-        tokens_per_s_per_device: s.tokens_per_s() / s.devices as f64,
-        efficiency: roofline_core::parallel::scaling::efficiency(s),
-        exposed_communication_s: s.schedule.exposed.get(),
-        fits: s.memory.fits(),
-    }
-}
-
-#[derive(Serialize)]
-struct ScalingPoint<'a> {
-    workload: &'a roofline_core::workload::Workload,
-    tp: u32,
-    devices: u64,
-    step_time_s: f64,
-    tokens_per_s: f64,
-    tokens_per_s_per_device: f64,
-    efficiency: f64,
-    exposed_communication_s: f64,
-    fits: Option<bool>,
+fn point(s: &ParallelStage) -> ScalingPointDoc {
+    ScalingPointDoc::of(s)
 }
 
 /// Writes `sweep --tp`: each series (one workload over increasing tensor-parallel degrees)
@@ -319,20 +267,14 @@ pub fn write_scaling(
     use roofline_core::parallel::scaling::stops_paying;
     match format {
         Format::Json => {
-            #[derive(Serialize)]
-            struct Doc<'a> {
-                schema_version: u32,
-                model: &'a str,
-                system: &'a str,
-                series: Vec<Vec<ScalingPoint<'a>>>,
-            }
-            let doc = Doc {
-                schema_version: crate::doc::SCHEMA_VERSION,
-                model: &model.name,
-                system: &system.id,
+            let doc = SweepTpDoc {
+                schema_version: SchemaVersion,
+                model: model.name.clone(),
+                system: system.id.clone(),
+                chip: system.chip.id.clone(),
                 series: series
                     .iter()
-                    .map(|s| s.iter().map(point).collect())
+                    .filter_map(|s| ScalingSeriesDoc::of(s))
                     .collect(),
             };
             crate::doc::write_json(&doc, out)

@@ -1,13 +1,15 @@
 //! Rendering of `roofline plan`: the layouts ranked by step time and by tokens per second per
 //! device, and what holds each one back against the best.
 
+use crate::doc::analyze::WorkloadDoc;
+use crate::doc::plan::{PlanDoc, PlanSearchDoc};
+use crate::doc::SchemaVersion;
 use crate::units::{human_bytes, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::comm::System;
 use roofline_core::model::Transformer;
 use roofline_core::parallel::{holdback, Holdback, Plan, PlanSearch};
 use roofline_core::workload::Workload;
-use serde::Serialize;
 use std::io::Write;
 
 /// Everything `roofline plan` reports.
@@ -73,50 +75,6 @@ pub fn holdback_text(h: &Holdback) -> String {
     }
 }
 
-#[derive(Serialize)]
-struct PlanDoc<'a> {
-    layout: &'a roofline_core::parallel::Layout,
-    devices: u64,
-    replicas: u64,
-    step_time_s: f64,
-    tokens_per_s: f64,
-    tokens_per_s_per_device: f64,
-    memory_per_device_bytes: f64,
-    fits: bool,
-    exposed_communication_s: f64,
-    holdback: Option<Holdback>,
-}
-
-#[derive(Serialize)]
-struct Doc<'a> {
-    schema_version: u32,
-    model: &'a str,
-    system: &'a str,
-    devices: u64,
-    workload: &'a Workload,
-    skipped: usize,
-    by_latency: Vec<PlanDoc<'a>>,
-    by_throughput: Vec<PlanDoc<'a>>,
-    not_fitting: Vec<PlanDoc<'a>>,
-}
-
-fn doc_of<'a>(p: &'a Plan, best: Option<&Plan>) -> PlanDoc<'a> {
-    PlanDoc {
-        layout: &p.layout,
-        devices: p.layout.devices(),
-        replicas: p.replicas,
-        step_time_s: p.step_time().get(),
-        tokens_per_s: p.tokens_per_s(),
-        tokens_per_s_per_device: p.tokens_per_s_per_device(),
-        memory_per_device_bytes: p.stage.memory.total().get(),
-        fits: p.fits(),
-        exposed_communication_s: p.stage.schedule.exposed.get(),
-        holdback: best
-            .filter(|b| !std::ptr::eq(*b, p))
-            .map(|b| holdback(p, b)),
-    }
-}
-
 /// Writes `r` in `format` to `out`.
 ///
 /// # Errors
@@ -135,22 +93,25 @@ pub fn write_plan(
     let not_fitting: Vec<&Plan> = s.plans.iter().filter(|p| !p.fits()).collect();
     match format {
         Format::Json => {
-            let doc = Doc {
-                schema_version: crate::doc::SCHEMA_VERSION,
-                model: &r.model.name,
-                system: &r.system.id,
+            let doc = PlanSearchDoc {
+                schema_version: SchemaVersion,
+                model: r.model.name.clone(),
+                system: r.system.id.clone(),
+                chip: r.system.chip.id.clone(),
                 devices: r.system.devices(),
-                workload: r.workload,
+                stage: r.workload.stage,
+                workload: WorkloadDoc::of(r.workload),
+                analysed: s.plans.len(),
                 skipped: s.skipped,
                 by_latency: rank(&s.by_latency)
                     .into_iter()
-                    .map(|p| doc_of(p, fastest))
+                    .map(|p| PlanDoc::of(p, fastest))
                     .collect(),
                 by_throughput: rank(&s.by_throughput)
                     .into_iter()
-                    .map(|p| doc_of(p, densest))
+                    .map(|p| PlanDoc::of(p, densest))
                     .collect(),
-                not_fitting: not_fitting.iter().map(|p| doc_of(p, fastest)).collect(),
+                not_fitting: not_fitting.iter().map(|p| PlanDoc::of(p, None)).collect(),
             };
             crate::doc::write_json(&doc, out)
         }
@@ -191,7 +152,7 @@ pub fn write_plan(
         Format::Table => {
             writeln!(
                 out,
-                "plans for {} on {} ({} × {}) · {} · {} layouts analysed, {} the model cannot take, {} that do not fit",
+                "plans for {} on {} ({} × {}) · {} · {} layouts analysed, {} the model or the system's links cannot take, {} that do not fit",
                 r.model.name,
                 r.system.name,
                 r.system.devices(),

@@ -6,13 +6,14 @@ use super::hardware::HardwareDoc;
 use super::models::ModelDoc;
 use super::{num_or_null, Num, SchemaVersion};
 use crate::analysis::AnalyzeReport;
-use roofline_core::analysis::{OpRow, StageAnalysis};
+use roofline_core::analysis::{OpRow, StageAnalysis, Totals};
 use roofline_core::fusion::FusionComparison;
 use roofline_core::graph::{Role, Span};
+use roofline_core::memory::MemoryFootprint;
 use roofline_core::ops::{Compute, OpKind};
 use roofline_core::precision::Precision;
 use roofline_core::roofline::Bound;
-use roofline_core::workload::{Logits, Stage};
+use roofline_core::workload::{Logits, Stage, Workload};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -208,47 +209,66 @@ pub struct StageDoc<F = NoFusion> {
     pub fusion: F,
 }
 
+impl WorkloadDoc {
+    /// The workload object of `w`.
+    pub fn of(w: &Workload) -> Self {
+        WorkloadDoc {
+            batch: w.batch,
+            seq_len: (w.stage == Stage::Prefill).then_some(w.seq_len),
+            context: w.context,
+            tokens: w.tokens(),
+            kv_len: w.kv_len(),
+            weight_precision: w.precisions.weight,
+            activation_precision: w.precisions.act,
+            kv_precision: w.precisions.kv,
+            flash_attention: w.flash_attention,
+            logits: w.logits,
+        }
+    }
+}
+
+impl TotalsDoc {
+    /// The totals object of `t`.
+    pub fn of(t: &Totals) -> Self {
+        TotalsDoc {
+            flops: t.cost.flops.get(),
+            bytes_read: t.cost.bytes_read.get(),
+            bytes_written: t.cost.bytes_written.get(),
+            bytes: t.cost.bytes().get(),
+            arithmetic_intensity: t.cost.intensity().get(),
+            time_s: t.time.get(),
+            kernels: t.kernels,
+            launch_overhead_s: t.launch_overhead.get(),
+            time_with_launch_s: t.time_with_launch().get(),
+        }
+    }
+}
+
+impl MemoryDoc {
+    /// The memory object of `m`.
+    pub fn of(m: &MemoryFootprint) -> Self {
+        MemoryDoc {
+            weights_bytes: m.weights.get(),
+            kv_cache_bytes: m.kv_cache.get(),
+            activation_bytes: m.activations.get(),
+            activation_peak_at: m.activations_at,
+            reserve_bytes: m.reserve.get(),
+            total_bytes: m.total().get(),
+            capacity_bytes: m.capacity.map(|c| c.get()),
+            fits_on_chip: m.fits(),
+        }
+    }
+}
+
 impl StageDoc {
     /// The stage object of `s`.
     pub fn of(s: &StageAnalysis) -> Self {
-        let w = &s.workload;
-        let t = &s.totals;
         StageDoc {
-            stage: w.stage,
-            workload: WorkloadDoc {
-                batch: w.batch,
-                seq_len: (w.stage == Stage::Prefill).then_some(w.seq_len),
-                context: w.context,
-                tokens: w.tokens(),
-                kv_len: w.kv_len(),
-                weight_precision: w.precisions.weight,
-                activation_precision: w.precisions.act,
-                kv_precision: w.precisions.kv,
-                flash_attention: w.flash_attention,
-                logits: w.logits,
-            },
+            stage: s.workload.stage,
+            workload: WorkloadDoc::of(&s.workload),
             ops: s.rows.iter().map(OpDoc::of).collect(),
-            totals: TotalsDoc {
-                flops: t.cost.flops.get(),
-                bytes_read: t.cost.bytes_read.get(),
-                bytes_written: t.cost.bytes_written.get(),
-                bytes: t.cost.bytes().get(),
-                arithmetic_intensity: t.cost.intensity().get(),
-                time_s: t.time.get(),
-                kernels: t.kernels,
-                launch_overhead_s: t.launch_overhead.get(),
-                time_with_launch_s: t.time_with_launch().get(),
-            },
-            memory: MemoryDoc {
-                weights_bytes: s.memory.weights.get(),
-                kv_cache_bytes: s.memory.kv_cache.get(),
-                activation_bytes: s.memory.activations.get(),
-                activation_peak_at: s.memory.activations_at,
-                reserve_bytes: s.memory.reserve.get(),
-                total_bytes: s.memory.total().get(),
-                capacity_bytes: s.memory.capacity.map(|c| c.get()),
-                fits_on_chip: s.memory.fits(),
-            },
+            totals: TotalsDoc::of(&s.totals),
+            memory: MemoryDoc::of(&s.memory),
             warnings: s.warnings.clone(),
             fusion: NoFusion {},
         }

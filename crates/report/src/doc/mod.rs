@@ -26,6 +26,8 @@ pub mod measure;
 pub mod mfu;
 pub mod models;
 pub mod op;
+pub mod parallel;
+pub mod plan;
 pub mod profile;
 pub mod report;
 pub mod sweep;
@@ -233,6 +235,11 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             schema_of::<analyze::AnalyzeDoc>(),
         ),
         (
+            "analyze-parallel",
+            "roofline analyze --tp/--pp/--ep/--system",
+            schema_of::<parallel::AnalyzeParallelDoc>(),
+        ),
+        (
             "analyze-fusion",
             "roofline analyze --fusion PRESET",
             schema_of::<analyze::AnalyzeFusionDoc>(),
@@ -259,6 +266,12 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             schema_of::<fuse::FuseDoc>(),
         ),
         ("sweep", "roofline sweep", schema_of::<sweep::SweepDoc>()),
+        (
+            "sweep-tp",
+            "roofline sweep --tp",
+            schema_of::<parallel::SweepTpDoc>(),
+        ),
+        ("plan", "roofline plan", schema_of::<plan::PlanSearchDoc>()),
         (
             "mfu",
             "roofline mfu (model known)",
@@ -391,11 +404,12 @@ mod tests {
     fn every_document_kind_has_one_schema_that_carries_the_version(
     ) -> Result<(), Box<dyn std::error::Error>> {
         let all = schemas();
-        // Twenty-three kinds: analyze (plain, with fusion), explain, join, op, collective,
-        // fuse, sweep, mfu (by formula, by size, from a reported FLOP/s), mbu, hardware (list,
-        // show, show a system, list systems, compare), models, import (profile, roof), measure,
-        // measure kernels, report.
-        assert_eq!(all.len(), 23);
+        // Twenty-six kinds: analyze (plain, on many devices, with fusion), explain, join, op,
+        // collective, fuse, sweep (over batches, over tensor-parallel degrees), plan, mfu (by
+        // formula, by size, from a reported FLOP/s), mbu, hardware (list, show, show a system,
+        // list systems, compare), models, import (profile, roof), measure, measure kernels,
+        // report.
+        assert_eq!(all.len(), 26);
         for (i, (name, _, schema)) in all.iter().enumerate() {
             assert!(
                 all[..i].iter().all(|(n, _, _)| n != name),
