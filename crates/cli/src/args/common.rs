@@ -62,6 +62,8 @@ impl ParallelArgs {
             || self.pp > 1
             || self.ep > 1
             || self.sequence_parallel
+            // Routing skew is a parallel flag: on one device it would be ignored.
+            || self.expert_imbalance != 1.0
     }
 
     /// The layout the flags give.

@@ -3,8 +3,12 @@
 
 use crate::args::AnalyzeArgs;
 use crate::error::CliError;
+use roofline_core::comm::collective::{CollectiveError, Tier};
 use roofline_core::comm::{System, SystemError};
-use roofline_core::parallel::{analyze_parallel, ParallelAnalysisError, ParallelError};
+use roofline_core::model::Transformer;
+use roofline_core::parallel::{
+    analyze_parallel, Layout, LayoutError, ParallelAnalysisError, ParallelError,
+};
 use roofline_core::workload::{Stage, Workload};
 use roofline_inputs::config::load_model;
 use roofline_inputs::hardware::find_device;
@@ -30,16 +34,108 @@ fn refuse_single_device_flags(a: &AnalyzeArgs) -> Result<(), CliError> {
     }
 }
 
-/// The system the flags describe: `system` (an id or file), or `devices` (else
-/// `default_devices`) of chip `hardware` in its default node.
-pub(crate) fn system_of(
-    system: Option<&str>,
-    devices: Option<u32>,
-    default_devices: u64,
-    hardware: &str,
-) -> Result<System, CliError> {
-    if let Some(name) = system {
-        if devices.is_some() {
+/// Where a parallel command's devices come from, to name the flag at fault in an error.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Flags<'a> {
+    /// `--system`.
+    pub system: Option<&'a str>,
+    /// `--devices`.
+    pub devices: Option<u32>,
+    /// `--hardware`.
+    pub hardware: &'a str,
+    /// Whether the command takes `--devices` (analyze and plan do, sweep does not).
+    pub takes_devices: bool,
+    /// The layout flags as typed (`--tp 4 --pp 3`), or what sets the devices (`--tp 16`).
+    pub layout: &'a str,
+}
+
+/// The layout flags of `l` as typed: each degree above 1 (`--tp 4 --pp 2`), `--tp 1` with none.
+pub(crate) fn layout_flags(l: &Layout) -> String {
+    let flags: Vec<String> = [("--tp", l.tp), ("--pp", l.pp), ("--ep", l.ep)]
+        .iter()
+        .filter(|(_, v)| *v > 1)
+        .map(|(f, v)| format!("{f} {v}"))
+        .collect();
+    if flags.is_empty() {
+        "--tp 1".into()
+    } else {
+        flags.join(" ")
+    }
+}
+
+/// Checks `layout` against `model` before any system is built, so that an error names the
+/// degree at fault (`--tp 3` on 64 heads) rather than the devices it would take.
+pub(crate) fn check_layout(layout: &Layout, model: &Transformer) -> Result<(), CliError> {
+    let max = roofline_core::comm::system::MAX_DEVICES;
+    if layout.devices() > u64::from(max) {
+        return Err(CliError::bad_input(
+            format!(
+                "`{}`: the layout needs {} devices, more than {max}",
+                layout_flags(layout),
+                layout.devices()
+            ),
+            Some("lower --tp, --pp or --ep".into()),
+        ));
+    }
+    layout.validate(model).map_err(|e| layout_error(&e, model))
+}
+
+/// The divisors of `n` that `keep` accepts, as `1, 2, 4`.
+fn divisors(n: u64, keep: impl Fn(u64) -> bool) -> String {
+    (1..=n)
+        .filter(|d| n.is_multiple_of(*d) && keep(*d))
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A layout `model` does not take, naming its flag, with the values it takes.
+fn layout_error(e: &LayoutError, model: &Transformer) -> CliError {
+    let hint = match *e {
+        LayoutError::Heads {
+            heads, kv_heads, ..
+        } => {
+            let mla = model.variant.mla.is_some();
+            format!(
+                "`{}` takes --tp {}",
+                model.name,
+                divisors(heads, |t| mla || kv_heads % t == 0 || t % kv_heads == 0)
+            )
+        }
+        LayoutError::Stages { layers, .. } => {
+            format!("give --pp of at most {layers}, the model's blocks")
+        }
+        LayoutError::Experts { experts: 0, .. } => format!(
+            "drop --ep: `{}` is a dense model; split it with --tp or --pp",
+            model.name
+        ),
+        LayoutError::Experts { experts, .. } => {
+            format!(
+                "`{}` takes --ep {}",
+                model.name,
+                divisors(experts, |_| true)
+            )
+        }
+        LayoutError::Imbalance { ep, .. } if ep <= 1 => "--expert-imbalance skews the routing \
+             under expert parallelism: give --ep (a mixture of experts) with it, or drop it"
+            .into(),
+        LayoutError::Imbalance { ep, .. } => {
+            format!("give --expert-imbalance between 1 (balanced) and {ep}")
+        }
+        LayoutError::Degree { .. } => format!(
+            "give a degree from 1 to {}",
+            roofline_core::comm::system::MAX_DEVICES
+        ),
+        _ => "`roofline models` shows the heads, KV heads, experts and blocks".into(),
+    };
+    CliError::bad_input(format!("`--{}`: {e}", e.quantity()), Some(hint))
+}
+
+/// The system the flags describe: `--system` (an id or file), or `--devices` (else
+/// `default_devices`) of chip `--hardware` in its default node.
+pub(crate) fn system_of(f: &Flags<'_>, default_devices: u64) -> Result<System, CliError> {
+    if let Some(name) = f.system {
+        if f.devices.is_some() {
             return Err(CliError::bad_input(
                 "`--devices` and `--system` both give the devices",
                 Some("a system file fixes its devices: drop --devices".into()),
@@ -47,46 +143,147 @@ pub(crate) fn system_of(
         }
         return load_system(name);
     }
-    let chip = find_device(hardware)?;
-    let devices = devices.map_or(default_devices, u64::from);
-    System::of_chip(&chip, devices).map_err(|e| system_error(&e, hardware))
+    let chip = find_device(f.hardware)?;
+    let devices = f.devices.map_or(default_devices, u64::from);
+    System::of_chip(&chip, devices).map_err(|e| system_error(&e, f, None))
 }
 
-/// A system from the catalog or a file.
+/// A system from the catalog or a file; an error names `--system`.
 fn load_system(name: &str) -> Result<System, CliError> {
-    Ok(roofline_inputs::hardware::load_system(name)?)
+    roofline_inputs::hardware::load_system(name).map_err(|e| {
+        let mut e = CliError::from(e);
+        if !e.message.contains("--system") {
+            e.message = format!("`--system`: {}", e.message);
+        }
+        e
+    })
 }
 
-fn system_error(e: &SystemError, chip: &str) -> CliError {
-    let hint = match e {
-        SystemError::NoPlatform { .. } => format!(
-            "`{chip}` has no default node in the catalog: give --system (`roofline hardware \
-             list --systems`) or a chip with one"
+fn system_error(e: &SystemError, f: &Flags<'_>, system: Option<&System>) -> CliError {
+    let lay = f.layout;
+    match *e {
+        SystemError::NoPlatform { .. } => CliError::bad_input(
+            format!("`--hardware`: {e}"),
+            Some(format!(
+                "`{}` has no default node in the catalog: give --system (`roofline hardware \
+                 list --systems`) or a chip with one",
+                f.hardware
+            )),
         ),
-        SystemError::PartialNode { gpus_per_node, .. } => {
-            format!("give a multiple of {gpus_per_node} devices, or fewer than one node")
-        }
-        SystemError::TooFewDevices { needed, .. } => {
-            format!("give --devices {needed} or more, or a larger --system")
-        }
-        _ => "give between 1 and 1048576 devices".into(),
-    };
-    CliError::bad_input(format!("`--devices`: {e}"), Some(hint))
+        SystemError::PartialNode {
+            devices,
+            gpus_per_node: g,
+        } if f.devices.is_none() => CliError::bad_input(
+            format!(
+                "`{lay}`: the layout's {devices} devices do not fill whole {} nodes of {g}",
+                f.hardware
+            ),
+            Some(if f.takes_devices {
+                format!(
+                    "give --devices {} (whole nodes, some devices idle), or a layout of at most \
+                     {g} devices or a multiple of {g}",
+                    u64::from(devices).next_multiple_of(u64::from(g))
+                )
+            } else {
+                format!("sweep degrees of at most {g}, or multiples of {g}")
+            }),
+        ),
+        SystemError::PartialNode {
+            gpus_per_node: g, ..
+        } => CliError::bad_input(
+            format!("`--devices`: {e}"),
+            Some(format!(
+                "give a multiple of {g} devices, or at most {g} (one node)"
+            )),
+        ),
+        SystemError::TooFewDevices { needed, available } => match (f.system, system) {
+            (Some(_), Some(s)) => CliError::bad_input(
+                format!(
+                    "`{lay}`: the layout needs {needed} devices, and system `{}` has {available}",
+                    s.id
+                ),
+                Some(format!(
+                    "lower --tp, --pp or --ep to {available} devices in all, or give a larger \
+                     --system (`roofline hardware list --systems`)"
+                )),
+            ),
+            _ => CliError::bad_input(
+                format!(
+                    "`--devices`: the layout ({lay}) needs {needed} devices, and --devices gives \
+                     {available}"
+                ),
+                Some(format!(
+                    "give --devices {needed} or more, or lower --tp, --pp or --ep"
+                )),
+            ),
+        },
+        _ => CliError::bad_input(
+            format!("`--devices`: {e}"),
+            Some(format!(
+                "give between 1 and {} devices",
+                roofline_core::comm::system::MAX_DEVICES
+            )),
+        ),
+    }
 }
 
-pub(crate) fn parallel_error(e: ParallelAnalysisError, chip: &str) -> CliError {
+/// A link tier in words.
+fn tier_words(t: Tier) -> &'static str {
+    match t {
+        Tier::ScaleUp => "scale-up (NVLink, xGMI, ICI)",
+        Tier::ScaleOut => "scale-out (a network between nodes)",
+        Tier::Pcie => "PCIe",
+    }
+}
+
+/// A parallel analysis that failed, naming the flag at fault (`f`) on `system`.
+pub(crate) fn parallel_error(e: ParallelAnalysisError, f: &Flags<'_>, system: &System) -> CliError {
     match e {
         ParallelAnalysisError::Analysis(e) => e.into(),
         ParallelAnalysisError::Parallel(ParallelError::Layout(e)) => CliError::bad_input(
             format!("`--{}`: {e}", e.quantity()),
-            Some("`roofline models` shows the heads, KV heads and blocks".into()),
+            Some("`roofline models` shows the heads, KV heads, experts and blocks".into()),
         ),
-        ParallelAnalysisError::Parallel(ParallelError::System(e)) => system_error(&e, chip),
-        ParallelAnalysisError::Parallel(ParallelError::Collective(e)) => CliError::bad_input(
-            format!("`--system`: {e}"),
-            Some("the layout needs a link the system does not have: keep it in one node".into()),
+        ParallelAnalysisError::Parallel(ParallelError::System(e)) => {
+            system_error(&e, f, Some(system))
+        }
+        ParallelAnalysisError::Parallel(ParallelError::Collective(CollectiveError::NoLink {
+            tier,
+        })) => {
+            let within = format!(
+                "keep tp × pp × ep within one node ({} devices of {})",
+                system.gpus_per_node, system.chip.id
+            );
+            match f.system {
+                Some(_) => CliError::bad_input(
+                    format!(
+                        "`--system`: the layout ({}) needs a {} link, and system `{}` has none",
+                        f.layout,
+                        tier_words(tier),
+                        system.id
+                    ),
+                    Some(format!(
+                        "{within}, or give a system that has one (`roofline hardware list \
+                         --systems`)"
+                    )),
+                ),
+                None => CliError::bad_input(
+                    format!(
+                        "`{}`: the layout needs a {} link, and {} has none",
+                        f.layout,
+                        tier_words(tier),
+                        system.name
+                    ),
+                    Some(format!(
+                        "{within}, or give --system with one (`roofline hardware list --systems`)"
+                    )),
+                ),
+            }
+        }
+        other => CliError::bad_input(
+            other.to_string(),
+            Some("see `roofline analyze --help`".into()),
         ),
-        other => CliError::bad_input(other.to_string(), None),
     }
 }
 
@@ -94,19 +291,23 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     refuse_single_device_flags(a)?;
     let model = load_model(&a.model)?;
     let p = &a.parallel;
-    let system = system_of(
-        p.system.as_deref(),
-        p.devices,
-        p.layout().devices(),
-        &a.hardware,
-    )?;
+    let layout = p.layout();
+    check_layout(&layout, &model)?;
+    let lay = layout_flags(&layout);
+    let flags = Flags {
+        system: p.system.as_deref(),
+        devices: p.devices,
+        hardware: &a.hardware,
+        takes_devices: true,
+        layout: &lay,
+    };
+    let system = system_of(&flags, layout.devices())?;
     let precisions = super::analyze::precisions(a)?;
     let stages: &[Stage] = match a.stage {
         crate::args::StageArg::Prefill => &[Stage::Prefill],
         crate::args::StageArg::Decode => &[Stage::Decode],
         crate::args::StageArg::Both => &[Stage::Prefill, Stage::Decode],
     };
-    let layout = a.parallel.layout();
     let analyses = stages
         .iter()
         .map(|&stage| {
@@ -115,7 +316,7 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 .flash_attention(a.flash_attention)
                 .with_logits(a.logits.into());
             analyze_parallel(&model, &w, &system, layout, a.reserve.memory_reserve)
-                .map_err(|e| parallel_error(e, &a.hardware))
+                .map_err(|e| parallel_error(e, &flags, &system))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let report = ParallelReport {

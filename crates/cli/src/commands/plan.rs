@@ -1,6 +1,6 @@
 //! `roofline plan`.
 
-use super::analyze_parallel::{parallel_error, system_of};
+use super::analyze_parallel::{parallel_error, system_of, Flags};
 use crate::args::{PlanArgs, PlanStage};
 use crate::error::CliError;
 use roofline_core::parallel::search;
@@ -17,7 +17,14 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ));
     }
     let model = load_model(&a.model)?;
-    let system = system_of(a.system.as_deref(), a.devices, 1, &a.hardware)?;
+    let flags = Flags {
+        system: a.system.as_deref(),
+        devices: a.devices,
+        hardware: &a.hardware,
+        takes_devices: true,
+        layout: "--devices",
+    };
+    let system = system_of(&flags, 1)?;
     let precisions = Precisions::new(
         a.weight_precision.unwrap_or(a.precision),
         a.precision,
@@ -31,7 +38,7 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .with_precisions(precisions)
         .flash_attention(a.flash_attention);
     let found = search(&model, &workload, &system, a.reserve.memory_reserve)
-        .map_err(|e| parallel_error(e, &a.hardware))?;
+        .map_err(|e| parallel_error(e, &flags, &system))?;
     let report = PlanReport {
         model: &model,
         system: &system,

@@ -1,6 +1,7 @@
 //! `roofline sweep`: flags into a [`SweepSpec`], run by `roofline_core::sweep`, rendered by
 //! `roofline_report::{sweep, sweep_plot}`.
 
+use super::analyze_parallel;
 use crate::args::{StageArg, SweepArgs};
 use crate::error::{CliError, Kind};
 use crate::output::{check_output, write_output};
@@ -34,6 +35,12 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     if let Some(tps) = &a.tp {
         return run_tp(a, &tps.0, out);
+    }
+    if a.system.is_some() {
+        return Err(CliError::bad_input(
+            "`--system` sweeps tensor-parallel degrees: it goes with --tp",
+            Some("give --tp 1,2,4,8 with it, or drop --system and give --hardware".into()),
+        ));
     }
     let model = load_model(&a.model)?;
     let devices = a
@@ -112,10 +119,24 @@ fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliErro
         })
         .collect::<Result<_, _>>()?;
     let model = load_model(&a.model)?;
+    for &tp in &tps {
+        let layout = roofline_core::parallel::Layout {
+            tp,
+            ..roofline_core::parallel::Layout::SINGLE
+        };
+        analyze_parallel::check_layout(&layout, &model)?;
+    }
     let hardware = a.hardware.first().map_or("h100-sxm", String::as_str);
     let most = tps.iter().copied().max().unwrap_or(1);
-    let system =
-        super::analyze_parallel::system_of(a.system.as_deref(), None, u64::from(most), hardware)?;
+    let lay = format!("--tp {most}");
+    let flags = analyze_parallel::Flags {
+        system: a.system.as_deref(),
+        devices: None,
+        hardware,
+        takes_devices: false,
+        layout: &lay,
+    };
+    let system = analyze_parallel::system_of(&flags, u64::from(most))?;
     let p = a.precision.first().copied().unwrap_or(Precision::Bf16);
     let precisions = Precisions::new(
         a.weight_precision.unwrap_or(p),
@@ -151,7 +172,7 @@ fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliErro
                     &tps,
                     a.reserve.memory_reserve,
                 )
-                .map_err(|e| super::analyze_parallel::parallel_error(e, hardware))?;
+                .map_err(|e| analyze_parallel::parallel_error(e, &flags, &system))?;
                 series.push(stages);
             }
         }
