@@ -124,12 +124,16 @@ fn schema_kind(args: &[String], doc: &Value) -> Option<&'static str> {
     };
     let positional = |i: usize| args.get(i).map(String::as_str);
     Some(match positional(0)? {
+        // On many devices (a layout flag, --system or --devices): its own document.
+        "analyze" if doc.get("system_devices").is_some() => "analyze-parallel",
         "analyze" if has("--explain") => "explain",
         "analyze" if has("--profile") => "join",
         "analyze" if has("--fusion") => "analyze-fusion",
         "analyze" => "analyze",
         "report" => "report",
+        "sweep" if has("--tp") => "sweep-tp",
         "sweep" => "sweep",
+        "plan" => "plan",
         "mbu" => "mbu",
         "mfu" if doc.get("sizes").is_some() => "mfu-by-size",
         "mfu" => "mfu",
@@ -622,6 +626,15 @@ fn oracles_flag_what_they_should_and_nothing_else() {
         schema_kind(&a, &serde_json::json!({})),
         Some("analyze-fusion")
     );
+    let a: Vec<String> = ["analyze", "m", "--tp", "2"].map(String::from).to_vec();
+    assert_eq!(
+        schema_kind(&a, &serde_json::json!({"system_devices": 2})),
+        Some("analyze-parallel")
+    );
+    let a: Vec<String> = ["sweep", "m", "--tp=1,2"].map(String::from).to_vec();
+    assert_eq!(schema_kind(&a, &serde_json::json!({})), Some("sweep-tp"));
+    let a: Vec<String> = ["plan", "m"].map(String::from).to_vec();
+    assert_eq!(schema_kind(&a, &serde_json::json!({})), Some("plan"));
     let a: Vec<String> = ["import", "f.log"].map(String::from).to_vec();
     assert_eq!(
         schema_kind(&a, &serde_json::json!({"kind": "roof"})),

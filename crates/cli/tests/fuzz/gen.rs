@@ -1265,7 +1265,8 @@ fn model_command(rng: &mut Rng, model: &Option<String>, chip: &Option<String>, e
     let (fmt, json) = pick_format(rng);
     let m = model_arg(model, rng);
     let h = hardware_arg(chip, rng);
-    match rng.below(12) {
+    match rng.below(14) {
+        12 | 13 => parallel_command(rng, m, h, edge, fmt, json),
         0..=5 => {
             let mut a = vec![lit("analyze"), m, lit("--hardware"), h];
             a.extend(analyze_flags(rng, edge));
@@ -1332,6 +1333,135 @@ fn model_command(rng: &mut Rng, model: &Option<String>, chip: &Option<String>, e
             s
         }
     }
+}
+
+/// Systems of the catalog for `--system`, and names that are not.
+const SYSTEMS: &[&str] = &[
+    "dgx-h100",
+    "dgx-h100",
+    "dgx-a100",
+    "hgx-h200",
+    "mi300x-8",
+    "gb200-nvl72",
+    "tpu-v5p-64",
+    "dgx-h100-su",
+    "nope",
+    "",
+];
+
+/// Degrees of `--tp`, `--pp`, `--ep` and counts of `--devices` at an edge: zero, one a model
+/// does not take, beyond any system, not a number.
+const DEGREES: &[&str] = &[
+    "0", "3", "12", "16", "81", "1024", "1048576", "1048577", "-1", "abc", "", "2.5",
+];
+
+/// A command on many devices: `analyze` with a layout, `plan`, or `sweep --tp`, on a system
+/// from the catalog or `--devices` of a chip's default node; bounded values, each at an edge
+/// with chance `edge`.
+fn parallel_command(
+    rng: &mut Rng,
+    m: Arg,
+    h: Arg,
+    edge: f64,
+    fmt: &'static str,
+    json: bool,
+) -> Step {
+    let val = |rng: &mut Rng, valid: &[&'static str]| -> Arg {
+        lit(if rng.chance(edge) {
+            *rng.pick(DEGREES)
+        } else {
+            *rng.pick(valid)
+        })
+    };
+    let mut a = Vec::new();
+    match rng.below(3) {
+        0 => {
+            a.extend([lit("analyze"), m, lit("--hardware"), h]);
+            a.extend([lit("--tp"), val(rng, &["1", "2", "4", "8"])]);
+            if rng.chance(0.3) {
+                a.extend([lit("--pp"), val(rng, &["1", "2", "4"])]);
+            }
+            if rng.chance(0.3) {
+                a.extend([lit("--ep"), val(rng, &["1", "2", "8"])]);
+            }
+            if rng.chance(0.2) {
+                a.push(lit("--sequence-parallel"));
+            }
+            if rng.chance(0.15) {
+                a.push(lit("--expert-imbalance"));
+                a.push(lit(if rng.chance(edge) {
+                    *rng.pick(&["0.5", "0", "NaN", "inf", "-1", "9", "abc"])
+                } else {
+                    *rng.pick(&["1", "1.5", "2"])
+                }));
+            }
+            if rng.chance(0.4) {
+                a.extend([lit("--system"), lit(*rng.pick(SYSTEMS))]);
+            } else if rng.chance(0.3) {
+                a.extend([lit("--devices"), val(rng, &["8", "16", "4"])]);
+            }
+            a.extend(analyze_flags(rng, edge));
+        }
+        1 => {
+            a.extend([lit("plan"), m]);
+            match rng.below(10) {
+                0..=5 => a.extend([lit("--system"), lit(*rng.pick(SYSTEMS))]),
+                6..=8 => a.extend([
+                    lit("--devices"),
+                    val(rng, &["1", "2", "4", "8", "16"]),
+                    lit("--hardware"),
+                    h,
+                ]),
+                _ => {}
+            }
+            a.extend([lit("--stage"), lit(*rng.pick(&["decode", "prefill"]))]);
+            a.extend([
+                lit("--batch"),
+                lit(if rng.chance(edge) {
+                    *rng.pick(INTS)
+                } else {
+                    *rng.pick(&["1", "16", "64"])
+                }),
+            ]);
+            if rng.chance(0.3) {
+                a.extend([lit("--seq-len"), lit(*rng.pick(&["128", "2048", "0"]))]);
+            }
+            if rng.chance(0.3) {
+                a.extend([lit("--context"), lit(*rng.pick(&["0", "2048", "32768"]))]);
+            }
+            if rng.chance(0.2) {
+                a.extend([lit("--top"), val(rng, &["1", "3", "10"])]);
+            }
+            if rng.chance(0.2) {
+                a.extend([lit("--precision"), lit(*rng.pick(&["fp8", "bf16", "int8"]))]);
+            }
+            if rng.chance(0.2) {
+                a.extend([lit("--memory-reserve"), lit(*rng.pick(RESERVES))]);
+            }
+        }
+        _ => {
+            a.extend([lit("sweep"), m, lit("--hardware"), h]);
+            a.push(lit("--tp"));
+            a.push(lit(if rng.chance(edge) {
+                *rng.pick(&["1,3", "0,2", "1..8", "16", "1,2,4,8,16", "", "8..2"])
+            } else {
+                *rng.pick(&["1,2,4,8", "1,2", "2,4", "8"])
+            }));
+            a.extend([lit("--stage"), lit(*rng.pick(STAGES))]);
+            a.extend([lit("--batch"), lit(*rng.pick(&["1,16", "1", "8"]))]);
+            if rng.chance(0.3) {
+                a.extend([lit("--seq-len"), lit(*rng.pick(&["128", "2048"]))]);
+            }
+            if rng.chance(0.3) {
+                a.extend([lit("--context"), lit(*rng.pick(&["0", "4096"]))]);
+            }
+            if rng.chance(0.2) {
+                a.extend([lit("--system"), lit(*rng.pick(SYSTEMS))]);
+            }
+        }
+    }
+    a.extend([lit("--format"), lit(fmt)]);
+    step(a, json)
 }
 
 fn mfu_work(rng: &mut Rng, edge: f64, with_model: bool) -> Vec<Arg> {
