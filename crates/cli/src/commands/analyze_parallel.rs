@@ -233,6 +233,7 @@ fn tier_words(t: Tier) -> &'static str {
         Tier::ScaleUp => "scale-up (NVLink, xGMI, ICI)",
         Tier::ScaleOut => "scale-out (a network between nodes)",
         Tier::Pcie => "PCIe",
+        Tier::Local => "local",
     }
 }
 
@@ -249,6 +250,7 @@ pub(crate) fn parallel_error(e: ParallelAnalysisError, f: &Flags<'_>, system: &S
         }
         ParallelAnalysisError::Parallel(ParallelError::Collective(CollectiveError::NoLink {
             tier,
+            why,
         })) => {
             let within = format!(
                 "keep tp × pp × ep within one node ({} devices of {})",
@@ -257,7 +259,7 @@ pub(crate) fn parallel_error(e: ParallelAnalysisError, f: &Flags<'_>, system: &S
             match f.system {
                 Some(_) => CliError::bad_input(
                     format!(
-                        "`--system`: the layout ({}) needs a {} link, and system `{}` has none",
+                        "`--system`: the layout ({}) needs a {} link ({why}), and system `{}` has none",
                         f.layout,
                         tier_words(tier),
                         system.id
@@ -269,7 +271,7 @@ pub(crate) fn parallel_error(e: ParallelAnalysisError, f: &Flags<'_>, system: &S
                 ),
                 None => CliError::bad_input(
                     format!(
-                        "`{}`: the layout needs a {} link, and {} has none",
+                        "`{}`: the layout needs a {} link ({why}), and {} has none",
                         f.layout,
                         tier_words(tier),
                         system.name

@@ -182,7 +182,7 @@ pub struct ParallelStageDoc {
     /// The step time: the critical path + launch overhead, seconds (the time per output token
     /// in decode).
     pub step_time_s: f64,
-    /// Tokens a replica finishes per second (× p with the pipeline kept full), tokens/s.
+    /// Tokens a replica finishes per second: the step's tokens ÷ the step time, tokens/s.
     pub tokens_per_s: f64,
     /// `tokens_per_s` ÷ the replica's devices, tokens/s.
     pub tokens_per_s_per_device: f64,

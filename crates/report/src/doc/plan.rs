@@ -14,6 +14,15 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum HoldbackDoc {
+    /// A faster step than the best's, bought with more devices: fewer tokens per device.
+    Devices {
+        /// Devices per replica.
+        devices: u64,
+        /// The best's devices per replica.
+        best_devices: u64,
+        /// Its step time over the best's (below 1: faster).
+        step_ratio: f64,
+    },
     /// One device's share does not fit its memory.
     Memory {
         /// Bytes one device needs (weights + KV cache + activations + reserve).
@@ -46,6 +55,15 @@ impl HoldbackDoc {
     /// The holdback object of `h`.
     pub fn of(h: &Holdback) -> Self {
         match *h {
+            Holdback::Devices {
+                devices,
+                best_devices,
+                step_ratio,
+            } => HoldbackDoc::Devices {
+                devices,
+                best_devices,
+                step_ratio,
+            },
             Holdback::Memory { needed, capacity } => HoldbackDoc::Memory {
                 needed_bytes: needed.get(),
                 capacity_bytes: capacity.get(),
