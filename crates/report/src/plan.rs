@@ -68,6 +68,10 @@ pub fn holdback_text(h: &Holdback) -> String {
             exposed_share * 100.0,
             human_seconds(extra.get())
         ),
+        Holdback::Launch { extra } => format!(
+            "launches: {} more kernel-launch overhead than the best (more kernels per device)",
+            human_seconds(extra.get())
+        ),
         Holdback::Compute { extra } => format!(
             "compute: {} more on the compute stream than the best (less of the work split per device)",
             human_seconds(extra.get())
@@ -167,7 +171,12 @@ pub fn write_plan(
             )?;
             for (title, order, best) in [
                 (
-                    "fastest step (time per output token in decode)",
+                    match r.workload.stage {
+                        roofline_core::workload::Stage::Decode => {
+                            "fastest step (time per output token)"
+                        }
+                        _ => "fastest step (time to the first token's prefill)",
+                    },
                     &s.by_latency,
                     fastest,
                 ),

@@ -303,7 +303,11 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
         takes_devices: true,
         layout: &lay,
     };
-    let system = system_of(&flags, layout.devices())?;
+    let mut system = system_of(&flags, layout.devices())?;
+    if let Some(l) = a.launch_overhead {
+        system.chip.launch_overhead =
+            roofline_core::cited::Cited::new(roofline_core::units::Seconds(l), "--launch-overhead");
+    }
     let precisions = super::analyze::precisions(a)?;
     let stages: &[Stage] = match a.stage {
         crate::args::StageArg::Prefill => &[Stage::Prefill],

@@ -12,6 +12,17 @@ use roofline_report::plot::{render_svg, RooflineChart};
 use std::io::Write;
 
 pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if a.analyze.parallel.any() {
+        return Err(CliError::bad_input(
+            "`report` does not take --system, --devices, --tp, --pp, --ep or \
+             --sequence-parallel yet: it reports one chip",
+            Some(
+                "run `roofline analyze` with the same flags for the parallel tables, or drop \
+                 them for a report of one chip"
+                    .into(),
+            ),
+        ));
+    }
     let force = a.analyze.plot.force;
     check_output(&a.out, force, "--out")?;
     if let Some(p) = &a.analyze.plot.plot {

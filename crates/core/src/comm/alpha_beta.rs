@@ -42,8 +42,12 @@
 //!   phases run one after the other; the sum is not a lower bound of NCCL (a 2-node 8×H100
 //!   all-reduce measured at 34.5 ms for 8 GiB beats the 54.9 ms sum).
 //! - All-to-all (direct, pairwise): each rank sends S/n to each of the n−1 others: (g−1)/n·S
-//!   over the scale-up tier and (n−g)/n·S over its NIC, n−1 steps; send-recv: S over one link,
-//!   one step. NCCL's point-to-point has no base latency in `tuning.cc`: L = 0.
+//!   over the scale-up tier and (n−g)/n·S over its NIC. NCCL posts the n − 1 sends and receives
+//!   of an all-to-all as one group (`ncclGroupStart`/`ncclGroupEnd`, as nccl-tests'
+//!   `alltoall_perf` and PyTorch's `all_to_all_single` run it), so they proceed together: the
+//!   latency is one step of the slowest tier crossed (α_i in a node, the larger of α_i and α_o
+//!   across nodes), not n − 1 steps. Send-recv: S over one link, one step. NCCL's
+//!   point-to-point has no base latency in `tuning.cc`: L = 0.
 
 use super::collective::{Algorithm, Collective, Tier};
 use crate::formula::Arith;
@@ -182,8 +186,10 @@ pub fn terms<A: Arith>(cx: A::Cx, s: &Shape) -> CollectiveTerms<A> {
                 alpha_i()
             }
         }
-        Al::Direct if multi => (g() - one) * alpha_i() + (n - g()) * alpha_o(),
-        Al::Direct => (n - one) * alpha_i(),
+        // Every pairwise send is posted at once (one NCCL group), so they wait on one step of
+        // the slowest tier they cross, not on n − 1 in turn.
+        Al::Direct if multi && s.alpha_inter >= s.alpha_intra => alpha_o(),
+        Al::Direct => alpha_i(),
         Al::Nvls => sym("L_nvls", NVLS_LATENCY),
         Al::Tree if multi => {
             sym("L_tree", TREE_BASE_LATENCY)

@@ -205,11 +205,17 @@ pub enum Holdback {
         /// Compute time beyond the best's, seconds.
         extra: Seconds,
     },
+    /// More kernel launches than the best (more nodes per device: collectives, pipeline
+    /// sends), by more than its compute or exposed communication.
+    Launch {
+        /// Launch overhead beyond the best's, seconds.
+        extra: Seconds,
+    },
 }
 
 /// What holds `plan` back against `best`: memory; for tokens per device, a faster step bought
-/// with more devices; a longer pipeline; exposed communication, or compute, whichever explains
-/// the gap first.
+/// with more devices; a longer pipeline; then the largest of its extra launch overhead, exposed
+/// communication and compute.
 pub fn holdback(plan: &Plan, best: &Plan) -> Holdback {
     let step_ratio = plan.step_time().get() / best.step_time().get();
     if plan.fits() && step_ratio < 1.0 {
@@ -235,7 +241,13 @@ pub fn holdback(plan: &Plan, best: &Plan) -> Holdback {
     let (s, b) = (&plan.stage.schedule, &best.stage.schedule);
     let extra_comm = s.exposed.get() - b.exposed.get();
     let extra_compute = s.compute.get() - b.compute.get();
-    if extra_comm > extra_compute {
+    let extra_launch =
+        plan.stage.totals.launch_overhead.get() - best.stage.totals.launch_overhead.get();
+    if extra_launch > extra_comm.max(extra_compute) {
+        Holdback::Launch {
+            extra: Seconds(extra_launch),
+        }
+    } else if extra_comm > extra_compute {
         Holdback::Communication {
             exposed_share: plan.exposed_share(),
             extra: Seconds(extra_comm),

@@ -4,7 +4,7 @@
 //! behind it, one the next kernel reads is exposed.
 
 use crate::analysis::OpRow;
-use crate::graph::OpGraph;
+use crate::graph::{OpGraph, Role};
 use crate::ops::Compute;
 use crate::units::Seconds;
 use serde::Serialize;
@@ -40,7 +40,8 @@ impl Schedule {
 /// communication stream. A node runs for its row's time × its count: the nodes of a block are
 /// scheduled once, each for all the blocks it runs in, which keeps a block's dependences and
 /// scales them by the blocks (overlap across the boundary of two blocks is not counted, a
-/// bound that favours exposure).
+/// bound that favours exposure). A pipeline's send between stages runs between their compute:
+/// exposed whole.
 pub fn schedule(graph: &OpGraph, rows: &[OpRow]) -> Schedule {
     let mut ready = vec![0.0f64; graph.tensors().len()];
     let (mut compute_free, mut comm_free) = (0.0f64, 0.0f64);
@@ -52,7 +53,14 @@ pub fn schedule(graph: &OpGraph, rows: &[OpRow]) -> Schedule {
             .iter()
             .map(|&i| ready.get(i).copied().unwrap_or(0.0))
             .fold(0.0, f64::max);
-        let finish = if r.compute == Compute::Network {
+        let finish = if r.role == Role::PpSendRecv {
+            // A pipeline's send lies between two stages' compute: the next stage waits for it.
+            communication += d;
+            let start = compute_free.max(comm_free).max(inputs);
+            compute_free = start + d;
+            comm_free = compute_free;
+            compute_free
+        } else if r.compute == Compute::Network {
             communication += d;
             comm_free = comm_free.max(inputs) + d;
             comm_free

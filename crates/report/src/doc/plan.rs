@@ -49,6 +49,11 @@ pub enum HoldbackDoc {
         /// Compute time beyond the best's, seconds.
         extra_s: f64,
     },
+    /// More kernel-launch overhead than the best (more kernels per device).
+    Launch {
+        /// Launch overhead beyond the best's, seconds.
+        extra_s: f64,
+    },
 }
 
 impl HoldbackDoc {
@@ -83,6 +88,9 @@ impl HoldbackDoc {
                 extra_s: extra.get(),
             },
             Holdback::Compute { extra } => HoldbackDoc::Compute {
+                extra_s: extra.get(),
+            },
+            Holdback::Launch { extra } => HoldbackDoc::Launch {
                 extra_s: extra.get(),
             },
         }
