@@ -71,6 +71,20 @@ pub fn workload_line(s: &StageAnalysis) -> String {
     )
 }
 
+/// The terms of a footprint and their sum: `weights … + KV cache … + activations … (peak at
+/// `node`) + runtime reserve … = …`.
+pub(crate) fn memory_terms(m: &roofline_core::memory::MemoryFootprint) -> String {
+    format!(
+        "weights {} + KV cache {} + activations {} (peak at `{}`) + runtime reserve {} = {}",
+        human_bytes(m.weights.get()),
+        human_bytes(m.kv_cache.get()),
+        human_bytes(m.activations.get()),
+        m.activations_at,
+        human_bytes(m.reserve.get()),
+        human_bytes(m.total().get()),
+    )
+}
+
 fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
     let bw = r.device.bandwidth().map(|b| b.get()).unwrap_or(f64::NAN);
     for (i, s) in r.stages.iter().enumerate() {
@@ -146,16 +160,7 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
             .capacity()
             .map(|c| format!(" of {} on the chip", human_bytes(c.get())))
             .unwrap_or_default();
-        writeln!(
-            out,
-            "memory: weights {} + KV cache {} + activations {} (peak at `{}`) + runtime reserve {} = {}{cap}",
-            human_bytes(m.weights.get()),
-            human_bytes(m.kv_cache.get()),
-            human_bytes(m.activations.get()),
-            m.activations_at,
-            human_bytes(m.reserve.get()),
-            human_bytes(m.total().get()),
-        )?;
+        writeln!(out, "memory: {}{cap}", memory_terms(m))?;
         for w in &s.warnings {
             writeln!(out, "warning: {w}")?;
         }

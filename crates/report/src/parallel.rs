@@ -183,13 +183,8 @@ fn write_table(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
         };
         writeln!(
             out,
-            "memory per device: weights {} + KV cache {} + activations {} (peak at `{}`) + runtime reserve {} = {}{cap}{fits}",
-            human_bytes(m.weights.get()),
-            human_bytes(m.kv_cache.get()),
-            human_bytes(m.activations.get()),
-            m.activations_at,
-            human_bytes(m.reserve.get()),
-            human_bytes(m.total().get()),
+            "memory per device: {}{cap}{fits}",
+            crate::analysis::memory_terms(m)
         )?;
         for w in &s.warnings {
             writeln!(out, "warning: {w}")?;

@@ -102,6 +102,18 @@ pub enum StageArg {
     Both,
 }
 
+impl StageArg {
+    /// The stages the flag names, in order.
+    pub fn stages(self) -> &'static [roofline_core::workload::Stage] {
+        use roofline_core::workload::Stage;
+        match self {
+            StageArg::Prefill => &[Stage::Prefill],
+            StageArg::Decode => &[Stage::Decode],
+            StageArg::Both => &[Stage::Prefill, Stage::Decode],
+        }
+    }
+}
+
 /// `--logits`: the positions lm_head computes logits for in prefill.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq, Default)]
 pub enum LogitsArg {

@@ -17,7 +17,7 @@ mod sweep;
 mod values;
 
 pub use analyze::AnalyzeArgs;
-pub use common::{FormatArg, StageArg};
+pub use common::FormatArg;
 pub use fuse::FuseArgs;
 pub use hardware::{CompareArgs, HardwareCommand};
 pub use import::ImportArgs;

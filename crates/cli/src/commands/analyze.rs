@@ -1,6 +1,6 @@
 //! `roofline analyze`.
 
-use crate::args::{AnalyzeArgs, StageArg};
+use crate::args::AnalyzeArgs;
 use crate::error::CliError;
 use roofline_core::analysis::analyze;
 use roofline_core::workload::{Precisions, Stage, Workload};
@@ -139,11 +139,7 @@ pub(crate) fn prepare(a: &AnalyzeArgs) -> Result<Prepared, CliError> {
             roofline_core::cited::Cited::new(roofline_core::units::Seconds(l), "--launch-overhead");
     }
     let precisions = precisions(a)?;
-    let stages: &[Stage] = match a.stage {
-        StageArg::Prefill => &[Stage::Prefill],
-        StageArg::Decode => &[Stage::Decode],
-        StageArg::Both => &[Stage::Prefill, Stage::Decode],
-    };
+    let stages: &[Stage] = a.stage.stages();
     let analyses = stages
         .iter()
         .map(|&stage| {

@@ -309,11 +309,7 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
             roofline_core::cited::Cited::new(roofline_core::units::Seconds(l), "--launch-overhead");
     }
     let precisions = super::analyze::precisions(a)?;
-    let stages: &[Stage] = match a.stage {
-        crate::args::StageArg::Prefill => &[Stage::Prefill],
-        crate::args::StageArg::Decode => &[Stage::Decode],
-        crate::args::StageArg::Both => &[Stage::Prefill, Stage::Decode],
-    };
+    let stages: &[Stage] = a.stage.stages();
     let analyses = stages
         .iter()
         .map(|&stage| {

@@ -2,7 +2,7 @@
 //! `roofline_report::{sweep, sweep_plot}`.
 
 use super::analyze_parallel;
-use crate::args::{StageArg, SweepArgs};
+use crate::args::SweepArgs;
 use crate::error::{CliError, Kind};
 use crate::output::{check_output, write_output};
 use roofline_core::precision::Precision;
@@ -59,11 +59,7 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
             )
         })
         .collect();
-    let stages: &[Stage] = match a.stage {
-        StageArg::Prefill => &[Stage::Prefill],
-        StageArg::Decode => &[Stage::Decode],
-        StageArg::Both => &[Stage::Prefill, Stage::Decode],
-    };
+    let stages: &[Stage] = a.stage.stages();
     let spec = SweepSpec {
         model: &model,
         devices: &devices,
@@ -143,11 +139,7 @@ fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliErro
         p,
         a.kv_precision.unwrap_or(p),
     );
-    let stages: &[Stage] = match a.stage {
-        StageArg::Prefill => &[Stage::Prefill],
-        StageArg::Decode => &[Stage::Decode],
-        StageArg::Both => &[Stage::Prefill, Stage::Decode],
-    };
+    let stages: &[Stage] = a.stage.stages();
     let mut series = Vec::new();
     for &stage in stages {
         let lengths = match stage {
