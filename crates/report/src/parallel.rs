@@ -50,8 +50,16 @@ pub fn write_parallel(
     }
 }
 
-fn layout_line(s: &ParallelStage) -> String {
+fn layout_line(s: &ParallelStage, layers: u64) -> String {
     let l = s.layout;
+    let stages = if l.pp > 1 {
+        let blocks: Vec<String> = (0..l.pp)
+            .map(|i| l.stage_blocks(layers, i).to_string())
+            .collect();
+        format!(" (blocks per stage: {})", blocks.join(", "))
+    } else {
+        String::new()
+    };
     let ep = if l.ep > 1 {
         format!(
             " × EP {}{}",
@@ -69,7 +77,7 @@ fn layout_line(s: &ParallelStage) -> String {
         String::new()
     };
     format!(
-        "TP {} × PP {}{ep}{} = {} devices",
+        "TP {} × PP {}{stages}{ep}{} = {} devices",
         l.tp,
         l.pp,
         if l.sequence_parallel {
@@ -93,7 +101,7 @@ fn write_table(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
             r.model.name,
             r.system.name,
             r.system.id,
-            layout_line(s),
+            layout_line(s, r.model.layers),
             crate::analysis::workload_line(&s.single),
         )?;
         let mut t = new_table(&[
