@@ -65,6 +65,9 @@ enum Expect {
     HoldsUnder,
     /// The estimate below the measurement, by more than 25 %.
     Under(&'static str),
+    /// The estimate below the measurement, by any amount: a bound the model knows to be loose
+    /// against what the measurement adds.
+    Below(&'static str),
 }
 
 struct Case {
@@ -140,8 +143,8 @@ fn cases() -> Vec<Case> {
                 )
             } else if bytes < 4e6 {
                 (
-                    Expect::HoldsUnder,
-                    "latency-bound; includes torch.distributed launch overhead (model under)",
+                    Expect::Below("a 1 MiB all-reduce is latency-bound"),
+                    "latency-bound: the bound runs NCCL's LL protocol (0.6 µs steps, half the link); the measurement adds torch.distributed's launch overhead, and NCCL's tuner also weighs per-channel bandwidth caps the model leaves out",
                 )
             } else {
                 (
@@ -246,7 +249,7 @@ fn every_published_all_reduce_against_the_model() {
             }
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} ({:.2}) | {:+.1} % | {}, {} | {} |",
+            "| {} | {} | {} | {} | {} | {} ({:.2}) | {:+.1} % | {} ({}), {} | {} |",
             c.label,
             c.gpus,
             human_bytes(c.bytes),
@@ -256,6 +259,7 @@ fn every_published_all_reduce_against_the_model() {
             est.efficiency,
             err * 100.0,
             cost.algorithm,
+            cost.protocol,
             cost.tier,
             c.why
         );
@@ -276,6 +280,11 @@ fn every_published_all_reduce_against_the_model() {
                 c.label,
                 err * 100.0,
                 c.measured
+            )),
+            Expect::Below(why) if err >= 0.0 => failures.push(format!(
+                "{}: expected the model below the measurement ({why}); it is {:+.1} %",
+                c.label,
+                err * 100.0
             )),
             Expect::Under(why) if err > -0.25 => failures.push(format!(
                 "{}: expected the model well under the measurement ({why}); it is {:+.1} %",

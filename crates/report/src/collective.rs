@@ -84,8 +84,14 @@ pub fn write_collective(
         Format::Table => {
             writeln!(out, "{} on {}", r.title, r.system)?;
             let algo = match r.choice {
-                AlgorithmChoice::Auto => format!("{} (auto: the fastest bound)", c.algorithm),
-                AlgorithmChoice::Only(_) => format!("{} (--algorithm)", c.algorithm),
+                AlgorithmChoice::Auto => format!(
+                    "{} in NCCL's {} protocol (auto: the fastest bound)",
+                    c.algorithm, c.protocol
+                ),
+                AlgorithmChoice::Only(_) => format!(
+                    "{} (--algorithm) in NCCL's {} protocol (its fastest)",
+                    c.algorithm, c.protocol
+                ),
             };
             let link = if r.link.is_empty() {
                 format!("{} (no link used)", c.tier)
@@ -224,7 +230,7 @@ mod tests {
     ) -> Result<(), Box<dyn std::error::Error>> {
         let t = render(Format::Table, false)?;
         // 56 µs + 117,440,512 B / 450e9 B/s = 316.98 µs.
-        assert!(t.contains("ring (auto"), "{t}");
+        assert!(t.contains("ring in NCCL's simple protocol (auto"), "{t}");
         assert!(t.contains("NVLink 4 (scale-up), 450"), "{t}");
         assert!(t.contains("α–β lower bound, bandwidth-bound"), "{t}");
         assert!(t.contains("316.98 µs") || t.contains("317.0 µs"), "{t}");

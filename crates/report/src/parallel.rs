@@ -139,11 +139,12 @@ fn write_table(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
             .iter()
             .filter_map(|n| match n.op() {
                 roofline_core::ops::Op::Communication(c) => Some(format!(
-                    "{} {} over {} ranks ({}, {} per direction)",
+                    "{} {} over {} ranks ({} {}, {} per direction)",
                     n.name,
                     c.collective,
                     c.group.ranks,
                     c.algorithm,
+                    c.protocol,
                     human_bytes_per_s(c.link.get())
                 )),
                 _ => None,

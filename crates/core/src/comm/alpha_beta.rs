@@ -49,7 +49,7 @@
 //!   across nodes), not n − 1 steps. Send-recv: S over one link, one step. NCCL's
 //!   point-to-point has no base latency in `tuning.cc`: L = 0.
 
-use super::collective::{Algorithm, Collective, Tier};
+use super::collective::{Algorithm, Collective, Protocol, Tier};
 use crate::formula::Arith;
 
 /// `baseLatencies[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE]`, NCCL 2.30.7 `src/graph/tuning.cc`
@@ -62,6 +62,48 @@ pub const TREE_BASE_LATENCY: f64 = 8.4e-6;
 /// `src/graph/tuning.cc`: 25 µs, the whole latency NCCL gives an NVLS collective in one node,
 /// seconds.
 pub const NVLS_LATENCY: f64 = 25e-6;
+
+/// NCCL's base latency of a ring or tree collective in each protocol,
+/// `baseLatencies[algorithm][protocol]`, NCCL 2.30.7 `src/graph/tuning.cc`
+/// (`ncclTunerConstantsDefaults`): ring LL 6.6, LL128 14.0, Simple 8.4 µs; tree LL 6.8,
+/// LL128 14.0, Simple 8.4 µs. Seconds.
+pub fn base_latency(algorithm: Algorithm, protocol: Protocol) -> f64 {
+    match (algorithm, protocol) {
+        (Algorithm::Tree, Protocol::Ll) => 6.8e-6,
+        (_, Protocol::Ll) => 6.6e-6,
+        (_, Protocol::Ll128) => 14.0e-6,
+        (Algorithm::Tree, Protocol::Simple) => TREE_BASE_LATENCY,
+        (_, Protocol::Simple) => RING_BASE_LATENCY,
+    }
+}
+
+/// The per-step latency of `protocol` over a link of `tier` against the Simple protocol's
+/// (the catalog's α): NCCL 2.30.7 `tuning.cc` `hwLatencies[link][RING][protocol] /
+/// hwLatencies[link][RING][SIMPLE]`: NVLink LL 0.6, LL128 1.9, Simple 3.4 µs; PCI 1.0, 2.5,
+/// 5.7 µs; network 2.7, 4.0, 14.0 µs.
+pub fn alpha_ratio(tier: Tier, protocol: Protocol) -> f64 {
+    let (ll, ll128, simple) = match tier {
+        Tier::ScaleOut => (2.7, 4.0, 14.0),
+        Tier::Pcie => (1.0, 2.5, 5.7),
+        Tier::ScaleUp | Tier::Local => (0.6, 1.9, 3.4),
+    };
+    match protocol {
+        Protocol::Simple => 1.0,
+        Protocol::Ll128 => ll128 / simple,
+        Protocol::Ll => ll / simple,
+    }
+}
+
+/// The share of a link's bandwidth a protocol's payload gets: LL stores 4 bytes of data with
+/// a 4-byte flag in each 8 (1/2); LL128 15 of every 16 8-byte words of a 128-byte line (120/128,
+/// NCCL `src/device/prims_ll128.h`, `NCCL_LL128_DATAELEMS`); Simple all of it.
+pub fn bandwidth_share(protocol: Protocol) -> f64 {
+    match protocol {
+        Protocol::Simple => 1.0,
+        Protocol::Ll128 => 120.0 / 128.0,
+        Protocol::Ll => 0.5,
+    }
+}
 
 /// Where NCCL's latency constants come from.
 pub const NCCL_TUNING_SOURCE: &str = "NCCL 2.30.7 src/graph/tuning.cc, ncclTunerConstantsDefaults \
@@ -91,6 +133,9 @@ pub struct Shape {
     pub alpha_intra: f64,
     /// α_o, seconds (unused in one node).
     pub alpha_inter: f64,
+    /// NCCL's protocol: its base latency ([`base_latency`]) and the share of the bandwidth its
+    /// payload gets ([`bandwidth_share`]); α_i and α_o are already the protocol's.
+    pub protocol: Protocol,
 }
 
 /// The α–β terms of one collective, in an [`Arith`]metic.
@@ -168,7 +213,13 @@ pub fn terms<A: Arith>(cx: A::Cx, s: &Shape) -> CollectiveTerms<A> {
         }
     }
     .named("D");
-    let transfer = (traffic / sym("B", s.bandwidth)).named("t_β");
+    let bandwidth = match s.protocol {
+        Protocol::Simple => sym("B", s.bandwidth),
+        p => sym("B", s.bandwidth) * sym("f_p", bandwidth_share(p)),
+    };
+    let transfer = (traffic / bandwidth).named("t_β");
+    let l_ring = || sym("L_ring", base_latency(Al::Ring, s.protocol));
+    let l_tree = || sym("L_tree", base_latency(Al::Tree, s.protocol));
 
     // t_α: base latency and α per step.
     let ring_steps = |x: A| {
@@ -192,23 +243,21 @@ pub fn terms<A: Arith>(cx: A::Cx, s: &Shape) -> CollectiveTerms<A> {
         Al::Direct => alpha_i(),
         Al::Nvls => sym("L_nvls", NVLS_LATENCY),
         Al::Tree if multi => {
-            sym("L_tree", TREE_BASE_LATENCY)
+            l_tree()
                 + num(2.0)
                     * ((g() - one) * alpha_i()
                         + sym("log₂N", f64::from(log2i(s.nodes))) * alpha_o())
         }
-        Al::Tree => sym("L_tree", TREE_BASE_LATENCY) + num(2.0) * (n - one) * alpha_i(),
+        Al::Tree => l_tree() + num(2.0) * (n - one) * alpha_i(),
         Al::Hierarchical => {
-            sym("L_ring", RING_BASE_LATENCY)
-                + ring_steps(g()) * alpha_i()
-                + ring_steps(big_n()) * alpha_o()
+            l_ring() + ring_steps(g()) * alpha_i() + ring_steps(big_n()) * alpha_o()
         }
         Al::Ring if multi => {
-            sym("L_ring", RING_BASE_LATENCY)
+            l_ring()
                 + (ring_steps(n) - ring_steps(big_n())) * alpha_i()
                 + ring_steps(big_n()) * alpha_o()
         }
-        Al::Ring => sym("L_ring", RING_BASE_LATENCY) + ring_steps(n) * alpha_i(),
+        Al::Ring => l_ring() + ring_steps(n) * alpha_i(),
     }
     .named("t_α");
     CollectiveTerms {

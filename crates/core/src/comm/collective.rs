@@ -248,6 +248,41 @@ impl FromStr for AlgorithmChoice {
     }
 }
 
+/// NCCL's wire protocol (NCCL `src/device/prims_*.h`): Simple moves whole buffers with a
+/// fence per chunk (full bandwidth, the highest latency); LL128 moves 128-byte lines with a flag
+/// word each; LL moves 8-byte words of 4 data bytes and a 4-byte flag (the lowest latency, half
+/// the bandwidth). NCCL picks the fastest for each size; so does `Auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// Whole buffers.
+    Simple,
+    /// 128-byte lines, 120 bytes of data each.
+    Ll128,
+    /// 8-byte words, 4 bytes of data each.
+    Ll,
+}
+
+impl Protocol {
+    /// Every protocol.
+    pub const ALL: [Protocol; 3] = [Protocol::Simple, Protocol::Ll128, Protocol::Ll];
+
+    /// `simple`, `ll128`, `ll`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Simple => "simple",
+            Protocol::Ll128 => "ll128",
+            Protocol::Ll => "ll",
+        }
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
 /// The tier of links that bounds a collective's transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -334,6 +369,9 @@ pub struct CollectiveCost {
     pub alpha_intra: Seconds,
     /// α of one step between nodes (the scale-out tier's latency; 0 inside one node), seconds.
     pub alpha_inter: Seconds,
+    /// NCCL's protocol; α_intra and α_inter are its per-step latencies (the catalog's Simple α
+    /// × [`super::alpha_beta::alpha_ratio`]).
+    pub protocol: Protocol,
 }
 
 impl CollectiveCost {
@@ -351,6 +389,7 @@ impl CollectiveCost {
             tier: Tier::Local,
             alpha_intra: Seconds::ZERO,
             alpha_inter: Seconds::ZERO,
+            protocol: Protocol::Simple,
         }
     }
 
@@ -402,6 +441,7 @@ impl CollectiveCost {
             bandwidth: self.link.get(),
             alpha_intra: self.alpha_intra.get(),
             alpha_inter: self.alpha_inter.get(),
+            protocol: self.protocol,
         })
     }
 }
@@ -616,12 +656,15 @@ fn unsupported(
 fn cost_of(
     c: Collective,
     algorithm: Algorithm,
+    protocol: Protocol,
     bytes: f64,
     group: Group,
     l: Links,
 ) -> CollectiveCost {
     let nodes = group.nodes();
     let (b_inter, a_inter) = l.inter.unwrap_or((0.0, 0.0));
+    let a_inter = a_inter * super::alpha_beta::alpha_ratio(Tier::ScaleOut, protocol);
+    let a_intra = l.a_intra * super::alpha_beta::alpha_ratio(l.intra, protocol);
     let base = Shape {
         collective: c,
         algorithm,
@@ -631,8 +674,9 @@ fn cost_of(
         nodes,
         tier: l.intra,
         bandwidth: l.b_intra,
-        alpha_intra: l.a_intra,
+        alpha_intra: a_intra,
         alpha_inter: a_inter,
+        protocol,
     };
     // Across nodes the two tiers carry their shares at once: the slower bounds (a tie goes to
     // the network).
@@ -663,9 +707,73 @@ fn cost_of(
         transfer: Seconds(t.transfer),
         link: BytesPerSec(shape.bandwidth),
         tier: shape.tier,
-        alpha_intra: Seconds(l.a_intra),
+        alpha_intra: Seconds(a_intra),
         alpha_inter: Seconds(a_inter),
+        protocol,
     }
+}
+
+/// The protocols NCCL runs `algorithm` in: LL and LL128 for the ring and the tree, Simple for
+/// every algorithm (NVLS, the hierarchical reductions as modelled and point-to-point use
+/// Simple only).
+fn protocols(algorithm: Algorithm) -> &'static [Protocol] {
+    match algorithm {
+        Algorithm::Ring | Algorithm::Tree => &Protocol::ALL,
+        _ => &[Protocol::Simple],
+    }
+}
+
+/// The fastest protocol of `algorithm` (a tie keeps the earlier: Simple first).
+fn best_of(
+    c: Collective,
+    algorithm: Algorithm,
+    bytes: f64,
+    group: Group,
+    l: Links,
+) -> CollectiveCost {
+    let mut best = cost_of(c, algorithm, Protocol::Simple, bytes, group, l);
+    for &p in &protocols(algorithm)[1..] {
+        let x = cost_of(c, algorithm, p, bytes, group, l);
+        if x.time() < best.time() {
+            best = x;
+        }
+    }
+    best
+}
+
+/// [`collective_cost`] of one algorithm in one protocol, as NCCL runs it when both are forced
+/// (`NCCL_ALGO`, `NCCL_PROTO`): for checking a formula by hand, or a tuner's choice.
+///
+/// # Errors
+/// As [`collective_cost`]; and a protocol the algorithm does not run in (LL and LL128 are the
+/// ring's and the tree's).
+pub fn collective_cost_in(
+    c: Collective,
+    bytes: Bytes,
+    group: Group,
+    fabric: &Fabric,
+    algorithm: Algorithm,
+    protocol: Protocol,
+) -> Result<CollectiveCost, CollectiveError> {
+    let checked = collective_cost(c, bytes, group, fabric, AlgorithmChoice::Only(algorithm))?;
+    if checked.tier == Tier::Local || checked.protocol == protocol {
+        return Ok(checked);
+    }
+    if !protocols(algorithm).contains(&protocol) {
+        return Err(CollectiveError::Unsupported {
+            collective: c,
+            algorithm,
+            reason: "LL and LL128 run in NCCL's ring and tree only",
+        });
+    }
+    Ok(cost_of(
+        c,
+        algorithm,
+        protocol,
+        bytes.get(),
+        group,
+        links(group, fabric)?,
+    ))
 }
 
 /// The cost of collective `c` of `bytes` (S, as nccl-tests counts it) over `group` on
@@ -741,12 +849,12 @@ pub fn collective_cost(
     }
     let l = links(group, fabric)?;
     match choice {
-        AlgorithmChoice::Only(a) => Ok(cost_of(c, a, s, group, l)),
+        AlgorithmChoice::Only(a) => Ok(best_of(c, a, s, group, l)),
         AlgorithmChoice::Auto => {
-            let mut best = cost_of(c, default, s, group, l);
+            let mut best = best_of(c, default, s, group, l);
             for a in Algorithm::ALL {
                 if a != default && unsupported(c, a, group, fabric).is_none() {
-                    let x = cost_of(c, a, s, group, l);
+                    let x = best_of(c, a, s, group, l);
                     if x.time() < best.time() {
                         best = x;
                     }

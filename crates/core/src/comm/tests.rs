@@ -51,6 +51,18 @@ fn cost(
     collective_cost(c, Bytes(bytes), g, f, a)
 }
 
+/// `collective_cost_in` in NCCL's Simple protocol: the catalog's α and the link's whole
+/// bandwidth, the arithmetic the tests below write by hand.
+fn simple(
+    c: Collective,
+    bytes: f64,
+    g: Group,
+    f: &Fabric,
+    a: Algorithm,
+) -> Result<CollectiveCost, CollectiveError> {
+    collective_cost_in(c, Bytes(bytes), g, f, a, Protocol::Simple)
+}
+
 fn two_nodes() -> Group {
     Group {
         ranks: 16,
@@ -188,12 +200,13 @@ fn broadcast_across_nodes_is_a_ring_per_rail() -> Result<(), CollectiveError> {
     // 7/8·S = 58,720,256 B at 450e9 = 130.49 µs: the NIC bounds. 15 steps, 1 between nodes:
     // 8.4 + 14·3.4 + 14 µs.
     let s = 64.0 * MIB;
-    let b = cost(
+    let b = collective_cost_in(
         Collective::Broadcast,
-        s,
+        Bytes(s),
         two_nodes(),
         &hgx(true),
-        AlgorithmChoice::Auto,
+        Algorithm::Ring,
+        Protocol::Simple,
     )?;
     assert_eq!(b.algorithm, Algorithm::Ring);
     assert_eq!(b.tier, Tier::ScaleOut);
@@ -235,12 +248,12 @@ fn nvls_all_reduce_sends_each_byte_once() -> Result<(), CollectiveError> {
 fn tree_all_reduce_by_hand() -> Result<(), CollectiveError> {
     // One node: D = 2·S, t_α = 8.4 µs + 2·7·3.4 µs (NCCL's intra-node chain).
     let s = 64.0 * MIB;
-    let c = cost(
+    let c = simple(
         Collective::AllReduce,
         s,
         Group::in_one_node(8),
         &hgx(false),
-        AlgorithmChoice::Only(Algorithm::Tree),
+        Algorithm::Tree,
     )?;
     assert_eq!(c.traffic, Bytes(2.0 * s));
     assert!(close(c.latency.get(), TREE_BASE_LATENCY + 14.0 * 3.4e-6));
@@ -249,13 +262,7 @@ fn tree_all_reduce_by_hand() -> Result<(), CollectiveError> {
         ranks: 128,
         ranks_per_node: 8,
     };
-    let t = cost(
-        Collective::AllReduce,
-        s,
-        g,
-        &hgx(false),
-        AlgorithmChoice::Only(Algorithm::Tree),
-    )?;
+    let t = simple(Collective::AllReduce, s, g, &hgx(false), Algorithm::Tree)?;
     assert!(close(
         t.latency.get(),
         8.4e-6 + 2.0 * (7.0 * 3.4e-6 + 4.0 * 14e-6)
@@ -302,12 +309,12 @@ fn hierarchical_two_nodes_by_hand() -> Result<(), CollectiveError> {
     assert_eq!(d.link, BytesPerSec(25e9));
     // The flat ring across the same nodes: per NIC 2·15/16·S/8 = 15,728,640 B at 50e9
     // = 314.57 µs, slower than the hierarchical 260.98 µs.
-    let r = cost(
+    let r = simple(
         Collective::AllReduce,
         s,
         two_nodes(),
         &hgx(false),
-        AlgorithmChoice::Only(Algorithm::Ring),
+        Algorithm::Ring,
     )?;
     assert_eq!(r.tier, Tier::ScaleOut);
     assert_eq!(r.traffic, Bytes(15_728_640.0));
@@ -337,17 +344,32 @@ fn auto_takes_the_latency_optimal_tree_for_small_and_hierarchical_for_large(
         AlgorithmChoice::Auto,
     )?;
     assert_eq!(large.algorithm, Algorithm::Hierarchical);
-    // One node of 8 with NVLS: NVLS at 1 MiB (25 µs against the ring's 56 µs) and at 1 GiB
-    // (S against 2·7/8·S); 2 GPUs: the ring (8.4 + 2·3.4 = 15.2 µs, D = S either way).
+    // One node of 8 with NVLS. 1 MiB: the ring in LL, 6.6 + 14·0.6 = 15.0 µs + 2·7/8·S =
+    // 1,835,008 B at 450e9 × 1/2 = 8.16 µs, 23.2 µs in all, beats NVLS's 25 + S/450e9 =
+    // 27.3 µs (and the ring in Simple, 8.4 + 14·3.4 + 4.08 = 60.1 µs). 1 GiB: NVLS (S against
+    // the ring's 2·7/8·S). 2 GPUs: the ring either way (D = S, and NVLS's 25 µs is more).
+    let x = cost(
+        Collective::AllReduce,
+        MIB,
+        Group::in_one_node(8),
+        &hgx(true),
+        AlgorithmChoice::Auto,
+    )?;
+    assert_eq!((x.algorithm, x.protocol), (Algorithm::Ring, Protocol::Ll));
+    assert!(close(x.latency.get(), 6.6e-6 + 14.0 * 0.6e-6));
+    assert!(close(x.transfer.get(), 1_835_008.0 / 225e9));
+    let x = cost(
+        Collective::AllReduce,
+        1024.0 * MIB,
+        Group::in_one_node(8),
+        &hgx(true),
+        AlgorithmChoice::Auto,
+    )?;
+    assert_eq!(
+        (x.algorithm, x.protocol),
+        (Algorithm::Nvls, Protocol::Simple)
+    );
     for s in [MIB, 1024.0 * MIB] {
-        let x = cost(
-            Collective::AllReduce,
-            s,
-            Group::in_one_node(8),
-            &hgx(true),
-            AlgorithmChoice::Auto,
-        )?;
-        assert_eq!(x.algorithm, Algorithm::Nvls);
         let y = cost(
             Collective::AllReduce,
             s,
@@ -357,6 +379,23 @@ fn auto_takes_the_latency_optimal_tree_for_small_and_hierarchical_for_large(
         )?;
         assert_eq!(y.algorithm, Algorithm::Ring);
     }
+    // Large messages stay in Simple: 1 GiB over 8 GPUs in LL128 would send the same bytes at
+    // 120/128 of the link.
+    let big = simple(
+        Collective::AllReduce,
+        1024.0 * MIB,
+        Group::in_one_node(8),
+        &hgx(false),
+        Algorithm::Ring,
+    )?;
+    let auto = cost(
+        Collective::AllReduce,
+        1024.0 * MIB,
+        Group::in_one_node(8),
+        &hgx(false),
+        AlgorithmChoice::Only(Algorithm::Ring),
+    )?;
+    assert_eq!(auto, big);
     Ok(())
 }
 

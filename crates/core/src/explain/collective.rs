@@ -54,6 +54,16 @@ fn link_words(fabric: &Fabric, tier: Tier) -> (String, String) {
     }
 }
 
+/// For a protocol other than Simple, how its α follows from the catalog's (Simple) α.
+fn protocol_note(cost: &CollectiveCost) -> String {
+    match cost.protocol {
+        crate::comm::collective::Protocol::Simple => String::new(),
+        p => format!(
+            " (the {p} protocol: the catalog's Simple α × NCCL 2.30.7 tuning.cc hwLatencies[link][RING][{p}] / [SIMPLE])"
+        ),
+    }
+}
+
 fn meaning(symbol: &str, cost: &CollectiveCost, fabric: &Fabric) -> (&'static str, String) {
     let intra = if fabric.scale_up.is_some() {
         Tier::ScaleUp
@@ -75,14 +85,40 @@ fn meaning(symbol: &str, cost: &CollectiveCost, fabric: &Fabric) -> (&'static st
         }
         "α_i" => {
             let (name, _) = link_words(fabric, intra);
-            ("s", format!("latency of one step inside a node, {name}"))
+            (
+                "s",
+                format!("latency of one step inside a node, {name}{}", protocol_note(cost)),
+            )
         }
         "α_o" => {
             let (name, _) = link_words(fabric, Tier::ScaleOut);
-            ("s", format!("latency of one step between nodes, {name}"))
+            (
+                "s",
+                format!("latency of one step between nodes, {name}{}", protocol_note(cost)),
+            )
         }
-        "L_ring" => ("s", format!("NCCL ring base latency; {NCCL_TUNING_SOURCE}")),
-        "L_tree" => ("s", format!("NCCL tree base latency; {NCCL_TUNING_SOURCE}")),
+        "f_p" => (
+            "",
+            format!(
+                "share of the link's bandwidth the {} protocol's payload gets (LL: 4 data bytes \
+                 in each 8; LL128: 120 in each 128; NCCL src/device/prims_ll*.h)",
+                cost.protocol
+            ),
+        ),
+        "L_ring" => (
+            "s",
+            format!(
+                "NCCL ring base latency, {} protocol; NCCL 2.30.7 src/graph/tuning.cc baseLatencies",
+                cost.protocol
+            ),
+        ),
+        "L_tree" => (
+            "s",
+            format!(
+                "NCCL tree base latency, {} protocol; NCCL 2.30.7 src/graph/tuning.cc baseLatencies",
+                cost.protocol
+            ),
+        ),
         "L_nvls" => ("s", format!("NCCL NVLS latency; {NCCL_TUNING_SOURCE}")),
         "η" => (
             "",

@@ -2,7 +2,7 @@
 //! account, its bytes on a link, its time from the α–β model of that link
 //! ([`crate::comm::collective`]).
 
-use crate::comm::collective::{Algorithm, Collective, CollectiveCost, Tier};
+use crate::comm::collective::{Algorithm, Collective, CollectiveCost, Protocol, Tier};
 use crate::comm::Group;
 use crate::units::{Bytes, BytesPerSec, Seconds};
 use serde::Serialize;
@@ -28,6 +28,8 @@ pub struct Communication {
     pub link: BytesPerSec,
     /// The bounding link tier.
     pub tier: Tier,
+    /// NCCL's protocol it runs in.
+    pub protocol: Protocol,
 }
 
 impl Communication {
@@ -43,6 +45,7 @@ impl Communication {
             transfer: c.transfer,
             link: c.link,
             tier: c.tier,
+            protocol: c.protocol,
         }
     }
 

@@ -37,6 +37,8 @@ pub struct CollectiveDoc {
     pub algorithm: String,
     /// Whether it was asked for (`ring`) or chosen as the fastest (`auto`).
     pub choice: String,
+    /// NCCL's protocol it runs in, the fastest for the algorithm: `simple`, `ll128`, `ll`.
+    pub protocol: String,
     /// The system's name.
     pub system: String,
     /// S, bytes, as nccl-tests counts the buffer.
@@ -88,6 +90,7 @@ impl CollectiveDoc {
             title: r.title.to_string(),
             collective: c.collective.to_string(),
             algorithm: c.algorithm.to_string(),
+            protocol: c.protocol.to_string(),
             choice: r.choice.to_string(),
             system: r.system.to_string(),
             bytes: c.bytes.get(),

@@ -6,7 +6,7 @@
 use super::analyze::{compute_name, MemoryDoc, RooflineRowDoc, TotalsDoc, WorkloadDoc};
 use super::SchemaVersion;
 use roofline_core::analysis::OpRow;
-use roofline_core::comm::collective::{Algorithm, Collective, Tier};
+use roofline_core::comm::collective::{Algorithm, Collective, Protocol, Tier};
 use roofline_core::graph::{Role, Span};
 use roofline_core::ops::{Communication, OpKind};
 use roofline_core::parallel::{Layout, ParallelStage, Schedule};
@@ -55,6 +55,8 @@ pub struct LinkDoc {
     pub collective: Collective,
     /// How it runs (`ring`, `tree`, `nvls`, `hierarchical`, `direct`).
     pub algorithm: Algorithm,
+    /// NCCL's protocol it runs in (`simple`, `ll128`, `ll`).
+    pub protocol: Protocol,
     /// Ranks in its group.
     pub ranks: u32,
     /// Ranks of the group in each node (the group spans ranks ÷ ranks_per_node nodes).
@@ -84,6 +86,7 @@ impl LinkDoc {
         LinkDoc {
             collective: c.collective,
             algorithm: c.algorithm,
+            protocol: c.protocol,
             ranks: c.group.ranks,
             ranks_per_node: c.group.ranks_per_node,
             bytes: c.bytes.get(),
