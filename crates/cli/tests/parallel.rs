@@ -473,6 +473,20 @@ fn bad_layouts_and_systems_name_their_flag_with_a_hint() {
         "--system",
     );
     refused(&["plan", "llama-3.1-70b", "--system", "nope"], "--system");
+    // A system fixes its chip: another --hardware beside it is a conflict, not ignored.
+    refused(
+        &[
+            "analyze",
+            "llama-3.1-70b",
+            "--system",
+            "dgx-h100",
+            "--hardware",
+            "a100-sxm-80gb",
+            "--tp",
+            "8",
+        ],
+        "--hardware",
+    );
     refused(&["sweep", "llama-3.1-70b", "--tp", "1,3"], "--tp");
     refused(&["sweep", "llama-3.1-70b", "--tp", "0,2"], "--tp");
     refused(

@@ -43,6 +43,8 @@ pub(crate) struct Flags<'a> {
     pub devices: Option<u32>,
     /// `--hardware`.
     pub hardware: &'a str,
+    /// `--hardware`'s default for the command: another value beside `--system` is a conflict.
+    pub hardware_default: &'a str,
     /// Whether the command takes `--devices` (analyze and plan do, sweep does not).
     pub takes_devices: bool,
     /// The layout flags as typed (`--tp 4 --pp 3`), or what sets the devices (`--tp 16`).
@@ -135,6 +137,15 @@ fn layout_error(e: &LayoutError, model: &Transformer) -> CliError {
 /// `default_devices`) of chip `--hardware` in its default node.
 pub(crate) fn system_of(f: &Flags<'_>, default_devices: u64) -> Result<System, CliError> {
     if let Some(name) = f.system {
+        if f.hardware != f.hardware_default {
+            return Err(CliError::bad_input(
+                format!(
+                    "`--hardware {}` and `--system {name}` both name the chip",
+                    f.hardware
+                ),
+                Some("a system fixes its chip: drop --hardware".into()),
+            ));
+        }
         if f.devices.is_some() {
             return Err(CliError::bad_input(
                 "`--devices` and `--system` both give the devices",
@@ -300,6 +311,7 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
         system: p.system.as_deref(),
         devices: p.devices,
         hardware: &a.hardware,
+        hardware_default: "a6000",
         takes_devices: true,
         layout: &lay,
     };

@@ -21,6 +21,7 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
         system: a.system.as_deref(),
         devices: a.devices,
         hardware: &a.hardware,
+        hardware_default: "h100-sxm",
         takes_devices: true,
         layout: "--devices",
     };

@@ -129,6 +129,7 @@ fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliErro
         system: a.system.as_deref(),
         devices: None,
         hardware,
+        hardware_default: "h100-sxm",
         takes_devices: false,
         layout: &lay,
     };
