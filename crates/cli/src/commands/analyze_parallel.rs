@@ -68,40 +68,33 @@ pub(crate) fn layout_flags(l: &Layout) -> String {
 /// Checks `layout` against `model` before any system is built, so that an error names the
 /// degree at fault (`--tp 3` on 64 heads) rather than the devices it would take.
 pub(crate) fn check_layout(layout: &Layout, model: &Transformer) -> Result<(), CliError> {
-    let max = roofline_core::comm::system::MAX_DEVICES;
-    if layout.devices() > u64::from(max) {
-        return Err(CliError::bad_input(
-            format!(
-                "`{}`: the layout needs {} devices, more than {max}",
-                layout_flags(layout),
-                layout.devices()
-            ),
-            Some("lower --tp, --pp or --ep".into()),
-        ));
-    }
-    layout.validate(model).map_err(|e| layout_error(&e, model))
+    layout
+        .validate(model)
+        .map_err(|e| layout_error(&e, layout, model))
 }
 
-/// The divisors of `n` that `keep` accepts, as `1, 2, 4`.
-fn divisors(n: u64, keep: impl Fn(u64) -> bool) -> String {
-    (1..=n)
-        .filter(|d| n.is_multiple_of(*d) && keep(*d))
+/// Degrees as `1, 2, 4`.
+fn listed(degrees: impl Iterator<Item = u64>) -> String {
+    degrees
         .map(|d| d.to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 /// A layout `model` does not take, naming its flag, with the values it takes.
-fn layout_error(e: &LayoutError, model: &Transformer) -> CliError {
+fn layout_error(e: &LayoutError, layout: &Layout, model: &Transformer) -> CliError {
+    if let LayoutError::Devices { .. } = e {
+        return CliError::bad_input(
+            format!("`{}`: {e}", layout_flags(layout)),
+            Some("lower --tp, --pp or --ep".into()),
+        );
+    }
     let hint = match *e {
-        LayoutError::Heads {
-            heads, kv_heads, ..
-        } => {
-            let mla = model.variant.mla.is_some();
+        LayoutError::Heads { .. } => {
             format!(
                 "`{}` takes --tp {}",
                 model.name,
-                divisors(heads, |t| mla || kv_heads % t == 0 || t % kv_heads == 0)
+                listed(Layout::tp_degrees(model))
             )
         }
         LayoutError::Stages { layers, .. } => {
@@ -111,11 +104,11 @@ fn layout_error(e: &LayoutError, model: &Transformer) -> CliError {
             "drop --ep: `{}` is a dense model; split it with --tp or --pp",
             model.name
         ),
-        LayoutError::Experts { experts, .. } => {
+        LayoutError::Experts { .. } => {
             format!(
                 "`{}` takes --ep {}",
                 model.name,
-                divisors(experts, |_| true)
+                listed(Layout::ep_degrees(model))
             )
         }
         LayoutError::Imbalance { ep, .. } if ep <= 1 => "--expert-imbalance skews the routing \

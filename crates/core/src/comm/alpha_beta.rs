@@ -11,8 +11,9 @@
 //!   "Optimization of Collective Communication Operations in MPICH", IJHPCA 19(1), 2005):
 //!   2(n−1) steps for all-reduce, n−1 for reduce-scatter, all-gather and the pipelined
 //!   broadcast; `refs/parallel/README.md` for the hierarchical all-reduce.
-//! - Latency: NCCL 2.30.7 `src/graph/tuning.cc`, `ncclTunerConstantsDefaults` (Simple
-//!   protocol): `baseLatencies` Ring and Tree 8.4 µs, NVLS 0; an NVLS collective's latency is
+//! - Latency: NCCL 2.30.7 `src/graph/tuning.cc`, `ncclTunerConstantsDefaults`: `baseLatencies`
+//!   per protocol ([`base_latency`]; Simple: Ring and Tree 8.4 µs), NVLS 0, and the per-step α
+//!   of LL and LL128 as the Simple α × [`alpha_ratio`]; an NVLS collective's latency is
 //!   `hwLatencies[NVLINK][NVLS][Simple]` = 25 µs alone (`latencies = intraLat`); a ring's is
 //!   `baseLat + (nsteps − nInterSteps)·intraLat + nInterSteps·interLat` with nInterSteps =
 //!   2(N−1) for all-reduce, N−1 otherwise; a tree's `baseLat + 2·((n/N − 1)·intraLat +
@@ -106,8 +107,8 @@ pub fn bandwidth_share(protocol: Protocol) -> f64 {
 }
 
 /// Where NCCL's latency constants come from.
-pub const NCCL_TUNING_SOURCE: &str = "NCCL 2.30.7 src/graph/tuning.cc, ncclTunerConstantsDefaults \
-(Simple protocol): baseLatencies Ring/Tree 8.4 µs; hwLatencies[NVLINK][NVLS] 25 µs";
+pub const NCCL_TUNING_SOURCE: &str = "NCCL 2.30.7 src/graph/tuning.cc, ncclTunerConstantsDefaults: \
+baseLatencies Ring LL/LL128/Simple 6.6/14/8.4 µs, Tree 6.8/14/8.4 µs; hwLatencies[NVLINK][NVLS] 25 µs";
 
 /// Everything the α–β formula of one collective needs, fixed before it is evaluated: the
 /// collective, the algorithm, the sizes and the figures of the tier that bounds it.

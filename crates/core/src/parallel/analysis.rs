@@ -12,7 +12,7 @@ use super::experts::shard_experts;
 use super::layout::Layout;
 use super::schedule::{schedule, Schedule};
 use super::shard::{shard, ParallelError};
-use crate::analysis::{analyze, evaluate_rows, AnalysisError, OpRow, StageAnalysis, Totals};
+use crate::analysis::{analyze, walk, AnalysisError, ChipRoofs, OpRow, StageAnalysis, Totals};
 use crate::comm::collective::{collective_cost, AlgorithmChoice, Collective};
 use crate::comm::{Group, System};
 use crate::graph::{OpGraph, Role, Span, TensorRole};
@@ -146,17 +146,11 @@ pub fn analyze_parallel(
             },
         )));
     }
-    let rows = evaluate_rows(&graph, workload.precisions.act, &system.chip)
-        .map_err(|e| ParallelAnalysisError::Analysis(AnalysisError::Device(e)))?;
-    let mut totals = Totals::default();
-    for r in &rows {
-        let time = r.point().time;
-        totals.add_node(&r.cost, time, r.count);
-        if r.link().is_some() {
-            totals.communication += time * r.count as f64;
-        }
-    }
-    let totals = totals.with_launch(system.chip.launch_overhead.value);
+    // The one walk of the analysis: rows and their totals (communication included) together.
+    let device_error = |e| ParallelAnalysisError::Analysis(AnalysisError::Device(e));
+    let roofs = ChipRoofs::new(&system.chip, workload.precisions.act).map_err(device_error)?;
+    let mut rows = Vec::with_capacity(graph.nodes().len());
+    let totals = walk(&graph, &roofs, |r| rows.push(r)).map_err(device_error)?;
     let schedule = schedule(&graph, &rows);
     let memory = device_memory(
         model,

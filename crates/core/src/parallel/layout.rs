@@ -54,6 +54,11 @@ pub enum LayoutError {
         /// KV heads.
         kv_heads: u64,
     },
+    /// More devices in all (t · p · e) than any system holds.
+    Devices {
+        /// t · p · e.
+        devices: u64,
+    },
     /// More pipeline stages than blocks.
     Stages {
         /// The degree.
@@ -84,7 +89,9 @@ impl LayoutError {
     pub fn quantity(&self) -> &'static str {
         match self {
             LayoutError::Degree { quantity, .. } => quantity,
-            LayoutError::Heads { .. } | LayoutError::Unsupported(_) => "tp",
+            LayoutError::Heads { .. }
+            | LayoutError::Unsupported(_)
+            | LayoutError::Devices { .. } => "tp",
             LayoutError::Stages { .. } => "pp",
             LayoutError::Experts { .. } => "ep",
             LayoutError::Imbalance { .. } => "expert-imbalance",
@@ -108,6 +115,11 @@ impl fmt::Display for LayoutError {
                 f,
                 "tp = {tp} must divide the {heads} attention heads, and the {kv_heads} KV heads \
                  must divide it or be divided by it"
+            ),
+            LayoutError::Devices { devices } => write!(
+                f,
+                "the layout needs {devices} devices, more than {}",
+                crate::comm::system::MAX_DEVICES
             ),
             LayoutError::Stages { pp, layers } => {
                 write!(
@@ -135,7 +147,41 @@ impl fmt::Display for LayoutError {
 }
 impl std::error::Error for LayoutError {}
 
+/// Whether `model` takes tensor-parallel degree `t`: t divides the heads, and the KV heads
+/// divide t or are divided by it (multi-head latent attention caches one latent for every head:
+/// only its heads split).
+fn tp_fits(model: &Transformer, t: u64) -> bool {
+    let (h, g) = (model.heads, model.kv_heads);
+    t > 0 && h.is_multiple_of(t) && (model.variant.mla.is_some() || g.is_multiple_of(t) || t.is_multiple_of(g))
+}
+
+/// Whether `model` takes expert-parallel degree `e`: a mixture of experts whose routed experts
+/// e divides (1 for any model).
+fn ep_fits(model: &Transformer, e: u64) -> bool {
+    e == 1
+        || model
+            .variant
+            .moe
+            .is_some_and(|m| e > 0 && m.experts.is_multiple_of(e))
+}
+
+/// The divisors of `n`, ascending.
+pub(crate) fn divisors(n: u64) -> impl Iterator<Item = u64> {
+    (1..=n).filter(move |d| n.is_multiple_of(*d))
+}
+
 impl Layout {
+    /// The tensor-parallel degrees `model` takes ([`Layout::validate`]'s rule), ascending.
+    pub fn tp_degrees(model: &Transformer) -> impl Iterator<Item = u64> + '_ {
+        divisors(model.heads).filter(move |&t| tp_fits(model, t))
+    }
+
+    /// The expert-parallel degrees `model` takes: the divisors of its routed experts (1 for a
+    /// dense model), ascending.
+    pub fn ep_degrees(model: &Transformer) -> impl Iterator<Item = u64> + '_ {
+        divisors(model.variant.moe.map_or(1, |m| m.experts)).filter(move |&e| ep_fits(model, e))
+    }
+
     /// One device.
     pub const SINGLE: Layout = Layout {
         tp: 1,
@@ -176,36 +222,23 @@ impl Layout {
                 return Err(LayoutError::Degree { quantity, value });
             }
         }
-        let t = u64::from(self.tp);
-        let (h, g) = (model.heads, model.kv_heads);
-        // Multi-head latent attention caches one latent for every head: only the heads split.
-        let kv_ok = model.variant.mla.is_some() || g % t == 0 || t % g == 0;
-        if h % t != 0 || !kv_ok {
+        if !tp_fits(model, u64::from(self.tp)) {
             return Err(LayoutError::Heads {
                 tp: self.tp,
-                heads: h,
-                kv_heads: g,
+                heads: model.heads,
+                kv_heads: model.kv_heads,
             });
         }
         if self.devices() > u64::from(max) {
-            return Err(LayoutError::Degree {
-                quantity: "tp",
-                value: self.tp,
+            return Err(LayoutError::Devices {
+                devices: self.devices(),
             });
         }
-        if self.ep > 1 {
-            let Some(moe) = model.variant.moe else {
-                return Err(LayoutError::Experts {
-                    ep: self.ep,
-                    experts: 0,
-                });
-            };
-            if moe.experts % u64::from(self.ep) != 0 {
-                return Err(LayoutError::Experts {
-                    ep: self.ep,
-                    experts: moe.experts,
-                });
-            }
+        if self.ep > 1 && !ep_fits(model, u64::from(self.ep)) {
+            return Err(LayoutError::Experts {
+                ep: self.ep,
+                experts: model.variant.moe.map_or(0, |m| m.experts),
+            });
         }
         let imb = self.expert_imbalance;
         if !(imb.is_finite() && imb >= 1.0 && imb <= f64::from(self.ep.max(1))) {

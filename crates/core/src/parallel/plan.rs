@@ -4,7 +4,7 @@
 //! device, with what holds back each one that loses.
 
 use super::analysis::{analyze_parallel, ParallelAnalysisError, ParallelStage};
-use super::layout::Layout;
+use super::layout::{divisors, Layout};
 use super::shard::ParallelError;
 use crate::comm::collective::CollectiveError;
 use crate::comm::System;
@@ -66,11 +66,6 @@ pub struct PlanSearch {
     /// Layouts skipped: the model does not take them (heads, KV heads or experts not
     /// divisible), or their collectives need a link the system lacks.
     pub skipped: usize,
-}
-
-/// Divisors of `n`, ascending.
-fn divisors(n: u64) -> impl Iterator<Item = u64> {
-    (1..=n).filter(move |d| n.is_multiple_of(*d))
 }
 
 /// Searches every layout of `model` on `system` for `workload` (the batch one replica

@@ -196,7 +196,8 @@ fn output_share(role: Role, op: &Op, i: usize, s: &Share) -> f64 {
         | Role::ExpertUpProj
         | Role::ExpertActivation
         | Role::ExpertGateMul => s.cols(),
-        Role::LmHead => lm_share(s),
+        // ⌈V/t⌉ rows of V, taken as 1/t: below one row in 10^4 for every preset.
+        Role::LmHead => s.cols(),
         Role::AttentionNorm
         | Role::MlpNorm
         | Role::FinalNorm
@@ -204,12 +205,6 @@ fn output_share(role: Role, op: &Op, i: usize, s: &Share) -> f64 {
         | Role::MlpResidual => s.seq(),
         _ => 1.0,
     }
-}
-
-/// The share of the vocabulary one rank's lm_head holds: ⌈V/t⌉ / V, taken as 1/t (the
-/// rounding is below one row in 10^4 for every preset).
-fn lm_share(s: &Share) -> f64 {
-    s.cols()
 }
 
 /// The factor one rank's copy of a weight read by a node doing `role` has of the whole.

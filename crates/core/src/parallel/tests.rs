@@ -193,6 +193,10 @@ fn a_pipeline_sends_activations_across_each_boundary_and_holds_its_blocks(
     // 3 boundaries, each T·d·2 = 8 · 8192 · 2 = 131,072 B inside the node.
     assert_eq!(send.count, 3);
     assert_eq!(a.communication(i).ok_or("link")?.traffic.get(), 131_072.0);
+    // The sends lie between stages and the all-reduces feed the residual adds: none of the
+    // communication hides behind compute.
+    let s = a.schedule;
+    assert!((s.exposed.get() - s.communication.get()).abs() <= 1e-12 * s.step.get());
     // Each device holds 80 / 4 = 20 blocks of a 2-way split model.
     let two = analyze_parallel(&m, &w, &dgx(1), tp(2), Reserve::DEFAULT)?;
     let block_kv = two.memory.kv_cache.get() / 80.0;
@@ -425,4 +429,24 @@ fn one_device_through_the_passes_is_the_single_device_analysis(
         }
     }
     Ok(())
+}
+
+#[test]
+fn the_degrees_a_model_takes_follow_its_heads_and_experts() {
+    // 64 heads, 8 KV heads: every divisor of 64 (8 divides 16, 32, 64; 1, 2, 4 divide 8).
+    let d: Vec<u64> = Layout::tp_degrees(&llama31_70b()).collect();
+    assert_eq!(d, [1, 2, 4, 8, 16, 32, 64]);
+    // 32 heads, 8 KV heads; 8 experts.
+    assert_eq!(
+        Layout::tp_degrees(&mixtral()).collect::<Vec<_>>(),
+        [1, 2, 4, 8, 16, 32]
+    );
+    assert_eq!(
+        Layout::ep_degrees(&mixtral()).collect::<Vec<_>>(),
+        [1, 2, 4, 8]
+    );
+    assert_eq!(Layout::ep_degrees(&llama31_70b()).collect::<Vec<_>>(), [1]);
+    for t in Layout::tp_degrees(&mixtral()) {
+        assert!(tp(t as u32).validate(&mixtral()).is_ok());
+    }
 }
