@@ -152,7 +152,9 @@ impl std::error::Error for LayoutError {}
 /// only its heads split).
 fn tp_fits(model: &Transformer, t: u64) -> bool {
     let (h, g) = (model.heads, model.kv_heads);
-    t > 0 && h.is_multiple_of(t) && (model.variant.mla.is_some() || g.is_multiple_of(t) || t.is_multiple_of(g))
+    t > 0
+        && h.is_multiple_of(t)
+        && (model.variant.mla.is_some() || g.is_multiple_of(t) || t.is_multiple_of(g))
 }
 
 /// Whether `model` takes expert-parallel degree `e`: a mixture of experts whose routed experts
