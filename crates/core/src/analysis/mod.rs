@@ -176,7 +176,7 @@ impl Totals {
     /// the nodes are in, with [`Totals::with_launch`].
     #[inline(always)]
     pub fn add_node(&mut self, cost: &Cost, time: Seconds, count: u64) {
-        let n = count as f64;
+        let n = exact_f64(count);
         self.cost += *cost * n;
         self.time += time * n;
         self.kernels += count;
@@ -191,6 +191,16 @@ impl Totals {
             ..self
         }
     }
+}
+
+/// `n` as f64 through i64, which x86-64 converts in one instruction where u64 takes seven:
+/// equal to `n as f64` below 2^63 (every count a graph can hold: a node runs at most once a
+/// block), saturating above.
+#[inline(always)]
+fn exact_f64(n: u64) -> f64 {
+    #[allow(clippy::cast_possible_wrap)] // at most i64::MAX
+    let signed = n.min(i64::MAX as u64) as i64;
+    signed as f64
 }
 
 /// One stage of a model on a chip: the graph built for it and that graph evaluated.
@@ -301,23 +311,21 @@ impl<'r, 'd> Walk<'r, 'd> {
 
     /// The row of `node`, added to the totals. A node without a peak is noted (the first one
     /// makes [`Walk::finish`] fail) and held against an infinite roof meanwhile.
+    ///
+    /// The row is made at one place from the parts either path gives, so that it is written
+    /// straight into its slot rather than through a copy on the stack.
     #[inline(always)]
     fn row(&mut self, node: &crate::graph::Node) -> OpRow {
-        let (kind, cost, compute) = (node.kind(), node.cost(), node.compute());
-        let roof = match self.roofs.roof_of(compute) {
-            Some(roof) => roof,
-            // The network has no roof in the chip's table: a collective's is its link's.
-            None if compute == Compute::Network => return self.link_row(node),
-            None => {
-                self.missing.get_or_insert(compute);
-                Roof {
-                    peak: FlopPerSec(f64::INFINITY),
-                    bandwidth: self.roofs.bandwidth,
-                }
+        let (kind, compute) = (node.kind(), node.compute());
+        let (roof, cost, time, link_time) = match self.roofs.roof_at(node.slot()) {
+            Some(roof) => {
+                let cost = node.cost();
+                (roof, cost, roof.time(&cost), LinkTime::ZERO)
             }
+            None => self.off_roof(node),
         };
         let count = node.count();
-        self.totals.add_node(&cost, roof.time(&cost), count);
+        self.totals.add_node(&cost, time, count);
         OpRow {
             name: node.name,
             role: node.role,
@@ -328,29 +336,27 @@ impl<'r, 'd> Walk<'r, 'd> {
             compute,
             roof,
             launch_overhead: self.roofs.launch,
-            link_time: LinkTime::ZERO,
+            link_time,
         }
     }
-
-    /// The row of a collective: no FLOPs or main-memory bytes, its time on its link.
+    /// The parts of the row of a node the chip's table has no roof for: a collective (no FLOPs
+    /// or main-memory bytes, its time on its link), or a node whose peak is missing (noted,
+    /// and held against an infinite roof).
     #[cold]
     #[inline(never)]
-    fn link_row(&mut self, node: &crate::graph::Node) -> OpRow {
-        let (roof, time, link) = self.on_link(node);
-        let count = node.count();
-        self.totals.add_node(&Cost::default(), time, count);
-        OpRow {
-            name: node.name,
-            role: node.role,
-            kind: node.kind(),
-            span: node.span(),
-            count,
-            cost: Cost::default(),
-            compute: node.compute(),
-            roof,
-            launch_overhead: self.roofs.launch,
-            link_time: link.unwrap_or(LinkTime::ZERO),
+    fn off_roof(&mut self, node: &crate::graph::Node) -> (Roof, Cost, Seconds, LinkTime) {
+        let compute = node.compute();
+        if compute == Compute::Network {
+            let (roof, time, link) = self.on_link(node);
+            return (roof, Cost::default(), time, link.unwrap_or(LinkTime::ZERO));
         }
+        self.missing.get_or_insert(compute);
+        let roof = Roof {
+            peak: FlopPerSec(f64::INFINITY),
+            bandwidth: self.roofs.bandwidth,
+        };
+        let cost = node.cost();
+        (roof, cost, roof.time(&cost), LinkTime::ZERO)
     }
 
     /// A collective's roof (no FLOPs; the link's bandwidth), time and time on the link, added

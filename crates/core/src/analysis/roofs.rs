@@ -33,7 +33,7 @@ pub struct ChipRoofs<'d> {
     act: Precision,
     /// The peak of each precision in [`Precision::ALL`] order, then the vector peak; `None`
     /// where the chip has none.
-    peaks: [Option<FlopPerSec>; Precision::ALL.len() + 2],
+    peaks: [Option<FlopPerSec>; Compute::SLOTS],
     /// Main-memory bandwidth, B/s.
     pub bandwidth: BytesPerSec,
     /// Launch overhead of one kernel, seconds.
@@ -46,16 +46,12 @@ pub(crate) fn precision_index(p: Precision) -> usize {
     p as usize
 }
 
-/// The slot of `compute` in [`ChipRoofs`]'s table: the precisions in order, then vector
-/// work, then the network (always empty: a collective's roof is its link's, so the walk meets
-/// it where a missing peak would be, off the operators' path).
+/// The slot of `compute` in [`ChipRoofs`]'s table ([`Compute::slot`]): the precisions in
+/// order, then vector work, then the network (always empty: a collective's roof is its link's,
+/// so the walk meets it where a missing peak would be, off the operators' path).
 #[inline(always)]
 fn compute_index(compute: Compute) -> usize {
-    match compute {
-        Compute::Matrix(p) => precision_index(p),
-        Compute::Vector => Precision::ALL.len(),
-        Compute::Network => Precision::ALL.len() + 1,
-    }
+    compute.slot()
 }
 
 impl<'d> ChipRoofs<'d> {
@@ -68,7 +64,7 @@ impl<'d> ChipRoofs<'d> {
     #[inline(always)]
     pub fn new(device: &'d Device, act: Precision) -> Result<Self, DeviceError> {
         let bandwidth = device.bandwidth()?;
-        let mut peaks = [None; Precision::ALL.len() + 2];
+        let mut peaks = [None; Compute::SLOTS];
         for (p, c) in &device.peaks {
             let slot = &mut peaks[precision_index(*p)];
             // The first entry wins, as `Device::peak` finds it.
@@ -93,6 +89,16 @@ impl<'d> ChipRoofs<'d> {
     #[inline(always)]
     pub fn roof_of(&self, compute: Compute) -> Option<Roof> {
         self.peaks[compute_index(compute)].map(|peak| Roof {
+            peak,
+            bandwidth: self.bandwidth,
+        })
+    }
+
+    /// The roof in slot `slot` ([`Compute::slot`]): [`ChipRoofs::roof_of`] for a node that
+    /// keeps its slot.
+    #[inline(always)]
+    pub(crate) fn roof_at(&self, slot: usize) -> Option<Roof> {
+        self.peaks.get(slot).copied().flatten().map(|peak| Roof {
             peak,
             bandwidth: self.bandwidth,
         })

@@ -133,6 +133,10 @@ pub struct Node {
     cost: Cost,
     #[serde(skip)]
     compute: Compute,
+    /// [`Compute::slot`] of [`Node::compute`], kept with it: the walk finds the node's roof by
+    /// it.
+    #[serde(skip)]
+    slot: u8,
 }
 
 impl Node {
@@ -159,6 +163,7 @@ impl Node {
             kind,
             cost,
             compute,
+            slot: compute.slot() as u8,
         }
     }
 
@@ -178,6 +183,7 @@ impl Node {
     pub(crate) fn reprice(&mut self, op: Op) {
         let (kind, cost, compute) = op.clone().into_parts();
         (self.op, self.kind, self.cost, self.compute) = (op, kind, cost, compute);
+        self.slot = compute.slot() as u8;
     }
 
     /// The operator type ([`Op::kind`]).
@@ -196,6 +202,12 @@ impl Node {
     #[inline(always)]
     pub fn compute(&self) -> Compute {
         self.compute
+    }
+
+    /// [`Compute::slot`] of its units.
+    #[inline(always)]
+    pub(crate) fn slot(&self) -> usize {
+        usize::from(self.slot)
     }
 
     /// The part of the forward pass it runs in.

@@ -48,6 +48,24 @@ pub enum Compute {
     Network,
 }
 
+impl Compute {
+    /// Distinct slots [`Compute::slot`] gives.
+    pub(crate) const SLOTS: usize = Precision::ALL.len() + 2;
+
+    /// A dense index of the units: the precisions of matrix work in [`Precision::ALL`] order,
+    /// then vector work, then the network. A chip's roofs are a table in this order
+    /// ([`crate::analysis::ChipRoofs`]), and a graph node keeps its slot beside its units, so
+    /// that finding its roof is one load.
+    #[inline(always)]
+    pub(crate) fn slot(self) -> usize {
+        match self {
+            Compute::Matrix(p) => p as usize,
+            Compute::Vector => Precision::ALL.len(),
+            Compute::Network => Precision::ALL.len() + 1,
+        }
+    }
+}
+
 /// One operator with its shapes and precisions.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
