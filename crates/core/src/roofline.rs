@@ -60,6 +60,18 @@ pub struct RooflinePoint {
     pub time: Seconds,
 }
 
+/// The larger of a kernel's compute and memory times: `a.max(b)` for times that are numbers
+/// (peaks and bandwidths are positive, FLOPs and bytes finite), in one comparison where
+/// `f64::max` also tests both for NaN; a NaN memory time is kept rather than dropped.
+#[inline(always)]
+fn slower(compute: Seconds, memory: Seconds) -> Seconds {
+    if compute > memory {
+        compute
+    } else {
+        memory
+    }
+}
+
 /// The two roofs a kernel is held against: one compute peak and one bandwidth.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Roof {
@@ -86,7 +98,7 @@ impl Roof {
     /// seconds. Equal, bit for bit, to the `time` of [`Roof::evaluate`].
     #[inline]
     pub fn time(&self, cost: &Cost) -> Seconds {
-        (cost.flops / self.peak).max(cost.bytes() / self.bandwidth)
+        slower(cost.flops / self.peak, cost.bytes() / self.bandwidth)
     }
 
     /// Places a kernel on this roof. A kernel with no bytes is compute-bound; one with no FLOPs
@@ -114,7 +126,7 @@ impl Roof {
             attainable,
             compute_time,
             memory_time,
-            time: compute_time.max(memory_time),
+            time: slower(compute_time, memory_time),
         }
     }
 }
