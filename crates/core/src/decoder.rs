@@ -50,7 +50,7 @@ pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
 ///
 /// Both are assumed validated ([`Transformer::validate`], [`Workload::validate`]).
 pub fn build_into(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
-    build_from(model, workload, Blueprint::of(model, workload), gr);
+    build_from(model, workload, &Blueprint::of(model, workload), gr);
 }
 
 /// [`build_into`] for a caller that already has `blueprint`, which must be
@@ -60,27 +60,45 @@ pub fn build_into(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
 pub(crate) fn build_from(
     model: &Transformer,
     workload: &Workload,
-    blueprint: Blueprint,
+    blueprint: &Blueprint,
     gr: &mut OpGraph,
 ) -> u64 {
-    debug_assert_eq!(blueprint, Blueprint::of(model, workload));
-    if let Some(built) = gr.built.filter(|b| b.blueprint == blueprint) {
-        let mut same = Reshape::new(gr);
-        emit(model, workload, &mut same);
-        if same.finish() {
+    let same = gr.built.as_ref().is_some_and(|b| b.blueprint == *blueprint);
+    rebuild(model, workload, blueprint, same, gr)
+}
+
+/// [`build_from`] for a caller that compared `gr`'s blueprint with `blueprint` already: `same`
+/// when `gr` was built from it.
+#[inline(always)]
+pub(crate) fn rebuild(
+    model: &Transformer,
+    workload: &Workload,
+    blueprint: &Blueprint,
+    same: bool,
+    gr: &mut OpGraph,
+) -> u64 {
+    debug_assert_eq!(*blueprint, Blueprint::of(model, workload));
+    debug_assert_eq!(
+        same,
+        gr.built.as_ref().is_some_and(|b| b.blueprint == *blueprint)
+    );
+    if let (true, Some(parameters)) = (same, gr.built.as_ref().map(|b| b.parameters)) {
+        let mut reshape = Reshape::new(gr);
+        emit(model, workload, &mut reshape);
+        if reshape.finish() {
             gr.layers = model.layers;
             // Rebuilt once in place: the structure is being reused, so index its liveness.
             if !gr.live_indexed() {
                 gr.index_live();
             }
             debug_assert_eq!(*gr, build_graph(model, workload), "a rewrite in place");
-            return built.parameters;
+            return parameters;
         }
     }
     gr.clear(model.layers);
     emit(model, workload, gr);
     let parameters = model.parameters();
-    gr.built = Some(Built::new(blueprint, parameters));
+    gr.built = Some(Built::new(*blueprint, parameters));
     parameters
 }
 

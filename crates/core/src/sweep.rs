@@ -476,7 +476,7 @@ fn evaluate_point(
 ) {
     let device = &spec.devices[group.device];
     let w = group.workload(batch, spec.flash_attention);
-    let parameters = build_from(spec.model, &w, Blueprint::of(spec.model, &w), graph);
+    let parameters = build_from(spec.model, &w, &Blueprint::of(spec.model, &w), graph);
     // The roofs were resolved when the group was planned: no error is left to meet here.
     let Ok(roofs) = ChipRoofs::new(device, w.precisions.act) else {
         return;

@@ -12,7 +12,7 @@ pub(crate) mod tests;
 
 pub use roofs::{peak_for, ChipRoofs};
 
-use crate::decoder::{build_from, Blueprint};
+use crate::decoder::{rebuild, Blueprint};
 use crate::device::{Device, DeviceError};
 use crate::graph::{OpGraph, Role, Span};
 use crate::memory::{footprint_of, MemoryFootprint, Reserve};
@@ -567,17 +567,17 @@ pub fn analyze_into(
     // A model's validity depends only on its shape, which the blueprint holds whole: when the
     // graph was built from a validated model of this blueprint, the check is not repeated.
     let blueprint = Blueprint::of(model, workload);
-    let checked = out
-        .graph
-        .built
-        .is_some_and(|b| b.model_checked && b.blueprint == blueprint);
+    let (same, checked) = match &out.graph.built {
+        Some(b) if b.blueprint == blueprint => (true, b.model_checked),
+        _ => (false, false),
+    };
     let inputs = if checked {
         validate_run(workload, reserve)
     } else {
         validate(model, workload, reserve)
     };
     let result = inputs.and_then(|()| {
-        let parameters = build_from(model, workload, blueprint, &mut out.graph);
+        let parameters = rebuild(model, workload, &blueprint, same, &mut out.graph);
         if let Some(b) = &mut out.graph.built {
             b.model_checked = true;
         }
