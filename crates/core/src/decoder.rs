@@ -21,6 +21,7 @@ use crate::ops::{
     MUL_FLOPS_PER_ELEMENT, RELU_FLOPS_PER_ELEMENT, SILU_FLOPS_PER_ELEMENT, TOKEN_ID_BYTES,
 };
 use crate::precision::Precision;
+use crate::units::to_f64;
 use crate::units::Bytes;
 use crate::workload::{Stage, Workload};
 
@@ -305,8 +306,8 @@ impl<'m> Cx<'m> {
             h: model.heads,
             g: model.kv_heads,
             e: model.head_dim,
-            tf: workload.tokens() as f64,
-            df: model.hidden as f64,
+            tf: to_f64(workload.tokens()),
+            df: to_f64(model.hidden),
             logit_rows: workload.logit_rows(),
             all: Span::all_blocks(model.layers),
             flash: workload.flash_attention,
@@ -369,8 +370,8 @@ impl<'m> Cx<'m> {
     #[inline(always)]
     fn norm_weight_elems(&self, cols: u64) -> f64 {
         match self.model.norm {
-            NormKind::RmsNorm => cols as f64,
-            NormKind::LayerNorm => 2.0 * cols as f64,
+            NormKind::RmsNorm => to_f64(cols),
+            NormKind::LayerNorm => 2.0 * to_f64(cols),
         }
     }
 
@@ -429,7 +430,7 @@ fn embed(cx: &Cx, gr: &mut impl Emit) -> TensorId {
     let m = cx.model;
     let gpt2 = m.variant.naming == Naming::Gpt2;
     let ids = gr.tensor_bytes("input_ids", Bytes(cx.tf * TOKEN_ID_BYTES), cx.a, Input);
-    let emb_w = gr.tensor("embed_tokens.weight", (m.vocab * cx.d) as f64, cx.w, Weight);
+    let emb_w = gr.tensor("embed_tokens.weight", to_f64(m.vocab * cx.d), cx.w, Weight);
     let lookup = Op::Embedding(Embedding {
         tokens: cx.t,
         hidden: cx.d,
@@ -461,7 +462,7 @@ fn embed(cx: &Cx, gr: &mut impl Emit) -> TensorId {
             );
             let pos_ids =
                 gr.tensor_bytes("position_ids", Bytes(cx.tf * TOKEN_ID_BYTES), cx.a, Input);
-            let pos_w = gr.tensor("embed_positions.weight", (rows * cx.d) as f64, cx.w, Weight);
+            let pos_w = gr.tensor("embed_positions.weight", to_f64(rows * cx.d), cx.w, Weight);
             let pos = gr.tensor("position_embeds", cx.tf * cx.df, cx.a, Act);
             gr.node(
                 if gpt2 { "wpe" } else { "embed_positions" },
@@ -492,7 +493,7 @@ fn attention_mha(cx: &Cx, gr: &mut impl Emit, x1: TensorId) -> TensorId {
     let m = cx.model;
     let (t, d, h, g, e) = (cx.t, cx.d, cx.h, cx.g, cx.e);
     let (tf, df) = (cx.tf, cx.df);
-    let (qf, kvf) = ((h * e) as f64, (g * e) as f64);
+    let (qf, kvf) = (to_f64(h * e), to_f64(g * e));
     let (w, a, c) = (cx.w, cx.a, cx.c);
     let qb = m.qkv_bias;
     let bias = |n: f64| if qb { n } else { 0.0 };
@@ -501,7 +502,7 @@ fn attention_mha(cx: &Cx, gr: &mut impl Emit, x1: TensorId) -> TensorId {
     let vv = gr.tensor("v", tf * kvf, a, Act);
     if m.variant.naming == Naming::Gpt2 {
         let n = (h + 2 * g) * e;
-        let wqkv = gr.tensor("c_attn.weight", df * n as f64 + bias(n as f64), w, Weight);
+        let wqkv = gr.tensor("c_attn.weight", df * to_f64(n) + bias(to_f64(n)), w, Weight);
         gr.node(
             "c_attn",
             Role::QkvProj,
@@ -559,8 +560,8 @@ fn attention_mha(cx: &Cx, gr: &mut impl Emit, x1: TensorId) -> TensorId {
                 &mut k,
             ),
         ] {
-            let wt = gr.tensor(wname, e as f64, a, Weight);
-            let y = gr.tensor(out, tf * (heads * e) as f64, a, Act);
+            let wt = gr.tensor(wname, to_f64(e), a, Weight);
+            let y = gr.tensor(out, tf * to_f64(heads * e), a, Act);
             let op = Op::RmsNorm(RmsNorm {
                 rows: t * heads,
                 cols: e,
@@ -573,7 +574,7 @@ fn attention_mha(cx: &Cx, gr: &mut impl Emit, x1: TensorId) -> TensorId {
     }
     let (q_rot, k_rot) = match m.variant.positions {
         Positions::Rotary => {
-            let tab = gr.tensor("rope_cos_sin", 2.0 * tf * e as f64, a, Input);
+            let tab = gr.tensor("rope_cos_sin", 2.0 * tf * to_f64(e), a, Input);
             let q_rot = gr.tensor("q_rot", tf * qf, a, Act);
             let k_rot = gr.tensor("k_rot", tf * kvf, a, Act);
             let op = Op::Rotary(Rotary {
@@ -611,7 +612,7 @@ fn attention_mha(cx: &Cx, gr: &mut impl Emit, x1: TensorId) -> TensorId {
         &[kv_new],
     );
 
-    let bl = (cx.b * cx.l) as f64;
+    let bl = to_f64(cx.b * cx.l);
     let k_cache = gr.tensor("k_cache", bl * kvf, c, KvCache);
     let v_cache = gr.tensor("v_cache", bl * kvf, c, KvCache);
     let attn = gr.tensor("attn_out", tf * qf, a, Act);
@@ -705,7 +706,7 @@ fn attention_core(
         return;
     }
     // Eager attention computes every score, masked or not (Hugging Face `eager_attention_forward`).
-    let score_elems = (b * sh.heads * s) as f64 * l as f64;
+    let score_elems = to_f64(b * sh.heads * s) * to_f64(l);
     let scores = gr.tensor("scores", score_elems, a, Act);
     let probs = gr.tensor("probs", score_elems, a, Act);
     gr.node(
@@ -749,11 +750,11 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
         m.v_head_dim,
     );
     let qk = m.qk_head_dim();
-    let q = gr.tensor("q", tf * (h * qk) as f64, a, Act);
+    let q = gr.tensor("q", tf * to_f64(h * qk), a, Act);
     match m.q_lora_rank {
         Some(r_q) => {
-            let wa = gr.tensor("q_a_proj.weight", df * r_q as f64, w, Weight);
-            let qa = gr.tensor("q_latent", tf * r_q as f64, a, Act);
+            let wa = gr.tensor("q_a_proj.weight", df * to_f64(r_q), w, Weight);
+            let qa = gr.tensor("q_latent", tf * to_f64(r_q), a, Act);
             gr.node(
                 "q_a_proj",
                 Role::QDownProj,
@@ -762,8 +763,8 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
                 &[x1, wa],
                 &[qa],
             );
-            let nw = gr.tensor("q_a_layernorm.weight", r_q as f64, a, Weight);
-            let qn = gr.tensor("q_latent_normed", tf * r_q as f64, a, Act);
+            let nw = gr.tensor("q_a_layernorm.weight", to_f64(r_q), a, Weight);
+            let qn = gr.tensor("q_latent_normed", tf * to_f64(r_q), a, Act);
             let op = Op::RmsNorm(RmsNorm {
                 rows: t,
                 cols: r_q,
@@ -778,7 +779,7 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
                 &[qa, nw],
                 &[qn],
             );
-            let wb = gr.tensor("q_b_proj.weight", (r_q * h * qk) as f64, w, Weight);
+            let wb = gr.tensor("q_b_proj.weight", to_f64(r_q * h * qk), w, Weight);
             gr.node(
                 "q_b_proj",
                 Role::QUpProj,
@@ -789,7 +790,7 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
             );
         }
         None => {
-            let wq = gr.tensor("q_proj.weight", df * (h * qk) as f64, w, Weight);
+            let wq = gr.tensor("q_proj.weight", df * to_f64(h * qk), w, Weight);
             gr.node(
                 "q_proj",
                 Role::QProj,
@@ -802,11 +803,11 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
     }
     let wkva = gr.tensor(
         "kv_a_proj_with_mqa.weight",
-        df * (r_kv + rope) as f64,
+        df * to_f64(r_kv + rope),
         w,
         Weight,
     );
-    let kva = gr.tensor("kv_latent_and_rope_key", tf * (r_kv + rope) as f64, a, Act);
+    let kva = gr.tensor("kv_latent_and_rope_key", tf * to_f64(r_kv + rope), a, Act);
     gr.node(
         "kv_a_proj_with_mqa",
         Role::KvDownProj,
@@ -815,8 +816,8 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
         &[x1, wkva],
         &[kva],
     );
-    let nw = gr.tensor("kv_a_layernorm.weight", r_kv as f64, a, Weight);
-    let ckv = gr.tensor("kv_latent", tf * r_kv as f64, a, Act);
+    let nw = gr.tensor("kv_a_layernorm.weight", to_f64(r_kv), a, Weight);
+    let ckv = gr.tensor("kv_latent", tf * to_f64(r_kv), a, Act);
     let op = Op::RmsNorm(RmsNorm {
         rows: t,
         cols: r_kv,
@@ -832,9 +833,9 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
         &[ckv],
     );
     // Rotary on the rope part of every query head and of the one shared key.
-    let tab = gr.tensor("rope_cos_sin", 2.0 * tf * rope as f64, a, Input);
-    let q_rot = gr.tensor("q_rot", tf * (h * qk) as f64, a, Act);
-    let k_rope = gr.tensor("k_rope", tf * rope as f64, a, Act);
+    let tab = gr.tensor("rope_cos_sin", 2.0 * tf * to_f64(rope), a, Input);
+    let q_rot = gr.tensor("q_rot", tf * to_f64(h * qk), a, Act);
+    let k_rope = gr.tensor("k_rope", tf * to_f64(rope), a, Act);
     let op = Op::Rotary(Rotary {
         tokens: t,
         heads: h + 1,
@@ -852,7 +853,7 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
     // The cache holds the latent and the rotary key: (kv_lora_rank + qk_rope_head_dim) per token,
     // written as one "head" of half that width for K and V each (exact when the sum is even).
     let cache_elems = m.cache_elements();
-    let kv_new = gr.tensor("kv_cache_update", tf * cache_elems as f64, c, KvCache);
+    let kv_new = gr.tensor("kv_cache_update", tf * to_f64(cache_elems), c, KvCache);
     let write = Op::KvCacheWrite(KvCacheWrite {
         tokens: t,
         kv_heads: 1,
@@ -869,13 +870,13 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
         &[kv_new],
     );
 
-    let wkvb_elems = (r_kv * h * (nope + vd)) as f64;
-    let attn_v = gr.tensor("attn_out", tf * (h * vd) as f64, a, Act);
+    let wkvb_elems = to_f64(r_kv * h * (nope + vd));
+    let attn_v = gr.tensor("attn_out", tf * to_f64(h * vd), a, Act);
     if cx.prefill {
         // Expand the latent of every key into per-head K (nope part) and V.
         let wkvb = gr.tensor("kv_b_proj.weight", wkvb_elems, w, Weight);
-        let bl = (cx.b * cx.l) as f64;
-        let kv = gr.tensor("k_nope_and_v", bl * (h * (nope + vd)) as f64, a, Act);
+        let bl = to_f64(cx.b * cx.l);
+        let kv = gr.tensor("k_nope_and_v", bl * to_f64(h * (nope + vd)), a, Act);
         gr.node(
             "kv_b_proj",
             Role::KvUpProj,
@@ -904,7 +905,7 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
         // cached latent (576 wide: latent + rotary key) once for all heads; W_UV maps the
         // latent output back to v_head_dim.
         let wuk = gr.tensor("kv_b_proj.weight", wkvb_elems, w, Weight);
-        let q_lat = gr.tensor("q_in_latent", tf * (h * (r_kv + rope)) as f64, a, Act);
+        let q_lat = gr.tensor("q_in_latent", tf * to_f64(h * (r_kv + rope)), a, Act);
         let absorb = |m_: u64, n: u64, k: u64| {
             Op::BatchedMatmul(BatchedMatmul {
                 batch: h,
@@ -926,10 +927,10 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
             &[q_rot, wuk],
             &[q_lat],
         );
-        let bl = (cx.b * cx.l) as f64;
-        let k_cache = gr.tensor("kv_cache", bl * cache_elems as f64, c, KvCache);
-        let v_cache = gr.tensor("kv_cache_latent", bl * r_kv as f64, c, KvCache);
-        let o_lat = gr.tensor("attn_out_latent", tf * (h * r_kv) as f64, a, Act);
+        let bl = to_f64(cx.b * cx.l);
+        let k_cache = gr.tensor("kv_cache", bl * to_f64(cache_elems), c, KvCache);
+        let v_cache = gr.tensor("kv_cache_latent", bl * to_f64(r_kv), c, KvCache);
+        let o_lat = gr.tensor("attn_out_latent", tf * to_f64(h * r_kv), a, Act);
         attention_core(
             cx,
             gr,
@@ -954,7 +955,7 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
             &[attn_v],
         );
     }
-    let wo = gr.tensor("o_proj.weight", (h * vd) as f64 * df, w, Weight);
+    let wo = gr.tensor("o_proj.weight", to_f64(h * vd) * df, w, Weight);
     let o = gr.tensor("o_proj_out", tf * df, a, Act);
     gr.node(
         "o_proj",
@@ -973,7 +974,7 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
 fn mlp_dense(cx: &Cx, gr: &mut impl Emit, span: Span, x3: TensorId, out: TensorId) {
     let m = cx.model;
     let (t, d, f) = (cx.t, cx.d, m.intermediate);
-    let (tf, df, ff) = (cx.tf, cx.df, f as f64);
+    let (tf, df, ff) = (cx.tf, cx.df, to_f64(f));
     let (w, a) = (cx.w, cx.a);
     let mb = m.mlp_bias;
     let bias = |n: f64| if mb { n } else { 0.0 };
@@ -1075,8 +1076,8 @@ fn mlp_moe(cx: &Cx, gr: &mut impl Emit, moe: &Moe, span: Span, x3: TensorId, out
     let (w, a) = (cx.w, cx.a);
     let (e_n, k, fe) = (moe.experts, moe.top_k, moe.expert_intermediate);
     let mixtral = cx.model.variant.naming == Naming::Mixtral;
-    let wr = gr.tensor("gate.weight", df * e_n as f64, w, Weight);
-    let logits = gr.tensor("router_logits", tf * e_n as f64, a, Act);
+    let wr = gr.tensor("gate.weight", df * to_f64(e_n), w, Weight);
+    let logits = gr.tensor("router_logits", tf * to_f64(e_n), a, Act);
     gr.node(
         "gate",
         Role::Router,
@@ -1085,7 +1086,7 @@ fn mlp_moe(cx: &Cx, gr: &mut impl Emit, moe: &Moe, span: Span, x3: TensorId, out
         &[x3, wr],
         &[logits],
     );
-    let probs = gr.tensor("router_probs", tf * e_n as f64, a, Act);
+    let probs = gr.tensor("router_probs", tf * to_f64(e_n), a, Act);
     let topk = Op::Softmax(Softmax {
         rows: t,
         cols: e_n,
@@ -1100,7 +1101,7 @@ fn mlp_moe(cx: &Cx, gr: &mut impl Emit, moe: &Moe, span: Span, x3: TensorId, out
         &[logits],
         &[probs],
     );
-    let rows = (t * k) as f64;
+    let rows = to_f64(t * k);
     let expert = |n: u64, kk: u64| {
         Op::ExpertGemm(ExpertGemm {
             tokens: t,
@@ -1120,14 +1121,14 @@ fn mlp_moe(cx: &Cx, gr: &mut impl Emit, moe: &Moe, span: Span, x3: TensorId, out
     } else {
         ("experts.gate_proj", "experts.up_proj", "experts.down_proj")
     };
-    let ew = (e_n * d * fe) as f64;
+    let ew = to_f64(e_n * d * fe);
     let wg = gr.tensor("experts.gate.weight", ew, w, Weight);
     let wu = gr.tensor("experts.up.weight", ew, w, Weight);
     let wd = gr.tensor("experts.down.weight", ew, w, Weight);
-    let gate = gr.tensor("expert_gate", rows * fe as f64, a, Act);
-    let up = gr.tensor("expert_up", rows * fe as f64, a, Act);
-    let gact = gr.tensor("expert_gate_act", rows * fe as f64, a, Act);
-    let hact = gr.tensor("expert_act_out", rows * fe as f64, a, Act);
+    let gate = gr.tensor("expert_gate", rows * to_f64(fe), a, Act);
+    let up = gr.tensor("expert_up", rows * to_f64(fe), a, Act);
+    let gact = gr.tensor("expert_gate_act", rows * to_f64(fe), a, Act);
+    let hact = gr.tensor("expert_act_out", rows * to_f64(fe), a, Act);
     let eout = gr.tensor("expert_out", rows * df, a, Act);
     gr.node(
         n_gate,
@@ -1187,7 +1188,7 @@ fn mlp_moe(cx: &Cx, gr: &mut impl Emit, moe: &Moe, span: Span, x3: TensorId, out
     let mut inputs = k;
     if moe.shared_experts > 0 {
         let fs = moe.shared_experts * fe;
-        let (fsf, sw) = (fs as f64, (d * fs) as f64);
+        let (fsf, sw) = (to_f64(fs), to_f64(d * fs));
         let wsg = gr.tensor("shared_experts.gate_proj.weight", sw, w, Weight);
         let wsu = gr.tensor("shared_experts.up_proj.weight", sw, w, Weight);
         let wsd = gr.tensor("shared_experts.down_proj.weight", sw, w, Weight);
@@ -1256,7 +1257,7 @@ fn mlp_moe(cx: &Cx, gr: &mut impl Emit, moe: &Moe, span: Span, x3: TensorId, out
     let combine = Op::Elementwise(Elementwise {
         elements: t * d,
         inputs: inputs as u32,
-        flops_per_element: 2.0 * inputs as f64,
+        flops_per_element: 2.0 * to_f64(inputs),
         precision: a,
     });
     gr.node(
@@ -1291,11 +1292,11 @@ fn head(cx: &Cx, gr: &mut impl Emit, x4: TensorId) {
         } else {
             "lm_head.weight"
         },
-        (m.vocab * cx.d) as f64,
+        to_f64(m.vocab * cx.d),
         cx.w,
         Weight,
     );
-    let logits = gr.tensor("logits", (cx.logit_rows * m.vocab) as f64, cx.a, Act);
+    let logits = gr.tensor("logits", to_f64(cx.logit_rows * m.vocab), cx.a, Act);
     gr.node(
         "lm_head",
         Role::LmHead,

@@ -176,7 +176,7 @@ impl Totals {
     /// the nodes are in, with [`Totals::with_launch`].
     #[inline(always)]
     pub fn add_node(&mut self, cost: &Cost, time: Seconds, count: u64) {
-        let n = exact_f64(count);
+        let n = crate::units::to_f64(count);
         self.cost += *cost * n;
         self.time += time * n;
         self.kernels += count;
@@ -191,16 +191,6 @@ impl Totals {
             ..self
         }
     }
-}
-
-/// `n` as f64 through i64, which x86-64 converts in one instruction where u64 takes seven:
-/// equal to `n as f64` below 2^63 (every count a graph can hold: a node runs at most once a
-/// block), saturating above.
-#[inline(always)]
-fn exact_f64(n: u64) -> f64 {
-    #[allow(clippy::cast_possible_wrap)] // at most i64::MAX
-    let signed = n.min(i64::MAX as u64) as i64;
-    signed as f64
 }
 
 /// One stage of a model on a chip: the graph built for it and that graph evaluated.

@@ -9,6 +9,7 @@ use super::cost::{Cost, CostTerms};
 use super::elementwise::{SCALE_MASK_FLOPS_PER_ELEMENT, SOFTMAX_FLOPS_PER_ELEMENT};
 use crate::formula::Arith;
 use crate::precision::Precision;
+use crate::units::to_f64;
 use serde::Serialize;
 
 /// How the diagonal block of a causal mask is counted: the s × s block where the queries meet
@@ -78,8 +79,8 @@ pub fn causal_pairs(q_len: u64, kv_len: u64) -> f64 {
 /// The one formula both the decoder and `roofline op attention` count causal attention with.
 #[inline(always)]
 pub fn causal_pairs_of<A: Arith>(cx: A::Cx, q_len: u64, kv_len: u64, count: CausalCount) -> A {
-    let q = A::sym(cx, "s", q_len as f64);
-    let kv = A::sym(cx, "L", kv_len.max(q_len) as f64);
+    let q = A::sym(cx, "s", to_f64(q_len));
+    let kv = A::sym(cx, "L", to_f64(kv_len.max(q_len)));
     let diagonal = match count {
         CausalCount::Exact => q * (q + A::num(cx, 1.0)),
         CausalCount::Half => q * q,
@@ -97,12 +98,12 @@ pub fn windowed_pairs(q_len: u64, kv_len: u64, window: u64) -> f64 {
     let full_from = w.saturating_sub(1).max(off).min(kv);
     let ramp: f64 = if full_from > off {
         // Σ_{p=off}^{full_from−1} (p + 1)
-        let (a, z) = (off as f64 + 1.0, full_from as f64);
+        let (a, z) = (to_f64(off) + 1.0, to_f64(full_from));
         (a + z) * (z - a + 1.0) / 2.0
     } else {
         0.0
     };
-    ramp + (kv - full_from) as f64 * w as f64
+    ramp + to_f64(kv - full_from) * to_f64(w)
 }
 
 /// One fused attention kernel over `batch` sequences, `heads` query heads sharing `kv_heads`
@@ -161,12 +162,12 @@ impl FlashAttention {
     /// Key (and value) rows read per (sequence, kv head): see the type's documentation.
     pub fn key_rows_read(&self) -> f64 {
         let Some(br) = self.block_q.filter(|&b| b > 0) else {
-            return self.kv_len as f64;
+            return to_f64(self.kv_len);
         };
         let (q, kv) = (self.q_len, self.kv_len.max(self.q_len));
         let blocks = q.div_ceil(br);
         if !self.causal {
-            return blocks as f64 * kv as f64;
+            return to_f64(blocks) * to_f64(kv);
         }
         let off = kv - q;
         // Block j's queries sit at positions off + j·br … off + min((j+1)·br, q) − 1; it streams
@@ -179,7 +180,7 @@ impl FlashAttention {
                 Some(w) => (first + 1).saturating_sub(w),
                 None => 0,
             };
-            rows += (last + 1 - start) as f64;
+            rows += to_f64(last + 1 - start);
         }
         rows
     }
@@ -204,13 +205,13 @@ impl FlashAttention {
     pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
         let s = |name, v: f64| A::sym(cx, name, v);
         let (b, h, kvh) = (
-            s("B", self.batch as f64),
-            s("h", self.heads as f64),
-            s("g", self.kv_heads as f64),
+            s("B", to_f64(self.batch)),
+            s("h", to_f64(self.heads)),
+            s("g", to_f64(self.kv_heads)),
         );
-        let d = s("e", self.head_dim as f64);
-        let dv = self.v_head_dim.map(|v| s("e_v", v as f64));
-        let (q, kv) = (s("s", self.q_len as f64), s("L", self.kv_len as f64));
+        let d = s("e", to_f64(self.head_dim));
+        let dv = self.v_head_dim.map(|v| s("e_v", to_f64(v)));
+        let (q, kv) = (s("s", to_f64(self.q_len)), s("L", to_f64(self.kv_len)));
         let pairs = match (self.causal, self.window) {
             (true, Some(w)) => s("P", windowed_pairs(self.q_len, self.kv_len, w)),
             (true, None) => {

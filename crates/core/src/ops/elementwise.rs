@@ -8,6 +8,7 @@
 use super::cost::{Cost, CostTerms};
 use crate::formula::Arith;
 use crate::precision::Precision;
+use crate::units::to_f64;
 use serde::Serialize;
 
 /// `a + b`: one add.
@@ -58,8 +59,8 @@ impl Elementwise {
     /// The cost formula, in any [`Arith`]metic: `E·φ`, `i·E·p`, `E·p`.
     #[inline(always)]
     pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
-        let e = A::sym(cx, "E", self.elements as f64);
-        let i = A::sym(cx, "i", self.inputs as f64);
+        let e = A::sym(cx, "E", to_f64(self.elements));
+        let i = A::sym(cx, "i", f64::from(self.inputs));
         let phi = A::sym(cx, "φ", self.flops_per_element);
         let p = A::sym(cx, "p", self.precision.bytes());
         CostTerms {
@@ -98,8 +99,8 @@ impl Softmax {
     /// The cost formula, in any [`Arith`]metic: `r·n·φ`, `r·n·p`, `r·n·p` with φ = 5 (+ 2).
     #[inline(always)]
     pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
-        let r = A::sym(cx, "r", self.rows as f64);
-        let n = A::sym(cx, "n", self.cols as f64);
+        let r = A::sym(cx, "r", to_f64(self.rows));
+        let n = A::sym(cx, "n", to_f64(self.cols));
         let per = SOFTMAX_FLOPS_PER_ELEMENT
             + if self.scale_mask {
                 SCALE_MASK_FLOPS_PER_ELEMENT
@@ -146,9 +147,9 @@ impl Rotary {
     /// The cost formula, in any [`Arith`]metic: `3·T·H·e`, `(T·H·e + 2·T·e)·p`, `T·H·e·p`.
     #[inline(always)]
     pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
-        let t = A::sym(cx, "T", self.tokens as f64);
-        let h = A::sym(cx, "H", self.heads as f64);
-        let e = A::sym(cx, "e", self.head_dim as f64);
+        let t = A::sym(cx, "T", to_f64(self.tokens));
+        let h = A::sym(cx, "H", to_f64(self.heads));
+        let e = A::sym(cx, "e", to_f64(self.head_dim));
         let p = A::sym(cx, "p", self.precision.bytes());
         let x = t * h * e;
         CostTerms {

@@ -3,6 +3,7 @@
 use super::cost::{Cost, CostTerms};
 use crate::formula::Arith;
 use crate::precision::Precision;
+use crate::units::to_f64;
 use serde::Serialize;
 
 /// Bytes per token id: PyTorch passes `input_ids` as int64.
@@ -35,8 +36,8 @@ impl Embedding {
     /// The cost formula, in any [`Arith`]metic: `0`, `T·8 + T·d·w`, `T·d·a`.
     #[inline(always)]
     pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
-        let t = A::sym(cx, "T", self.tokens as f64);
-        let d = A::sym(cx, "d", self.hidden as f64);
+        let t = A::sym(cx, "T", to_f64(self.tokens));
+        let d = A::sym(cx, "d", to_f64(self.hidden));
         let w = A::sym(cx, "w", self.weight.bytes());
         let a = A::sym(cx, "a", self.act.bytes());
         let e = t * d;
@@ -77,9 +78,9 @@ impl KvCacheWrite {
     /// The cost formula, in any [`Arith`]metic: `0`, `2·T·g·e·a`, `2·T·g·e·c`.
     #[inline(always)]
     pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
-        let t = A::sym(cx, "T", self.tokens as f64);
-        let g = A::sym(cx, "g", self.kv_heads as f64);
-        let d = A::sym(cx, "e", self.head_dim as f64);
+        let t = A::sym(cx, "T", to_f64(self.tokens));
+        let g = A::sym(cx, "g", to_f64(self.kv_heads));
+        let d = A::sym(cx, "e", to_f64(self.head_dim));
         let a = A::sym(cx, "a", self.act.bytes());
         let c = A::sym(cx, "c", self.kv.bytes());
         let e = A::num(cx, 2.0) * t * g * d;

@@ -3,6 +3,7 @@
 use super::cost::{Cost, CostTerms};
 use crate::formula::Arith;
 use crate::precision::Precision;
+use crate::units::to_f64;
 use serde::Serialize;
 
 /// `C[m,n] = A[m,k] · B[k,n] (+ bias[n])`, one kernel.
@@ -66,9 +67,9 @@ impl Gemm {
     pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
         let s = |name, v: f64| A::sym(cx, name, v);
         let (m, n, k) = (
-            s("m", self.m as f64),
-            s("n", self.n as f64),
-            s("k", self.k as f64),
+            s("m", to_f64(self.m)),
+            s("n", to_f64(self.n)),
+            s("k", to_f64(self.k)),
         );
         let (a, b, c) = (
             s("a", self.a.bytes()),
@@ -125,12 +126,12 @@ impl BatchedMatmul {
     #[inline(always)]
     pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
         let s = |name, v: f64| A::sym(cx, name, v);
-        let bt = s("N", self.batch as f64);
-        let g = s("G", self.shared.max(1) as f64);
+        let bt = s("N", to_f64(self.batch));
+        let g = s("G", to_f64(self.shared.max(1)));
         let (m, n, k) = (
-            s("m", self.m as f64),
-            s("n", self.n as f64),
-            s("k", self.k as f64),
+            s("m", to_f64(self.m)),
+            s("n", to_f64(self.n)),
+            s("k", to_f64(self.k)),
         );
         let (a, b, c) = (
             s("a", self.a.bytes()),

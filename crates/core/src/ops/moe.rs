@@ -3,6 +3,7 @@
 use super::cost::{Cost, CostTerms};
 use crate::formula::Arith;
 use crate::precision::Precision;
+use crate::units::to_f64;
 use serde::Serialize;
 
 /// Expected number of distinct experts `tokens` tokens touch when each is routed to `top_k` of
@@ -10,9 +11,9 @@ use serde::Serialize;
 /// experts; a large prefill touches all E. (Each expert is missed by one token with probability
 /// 1 − k/E, by all T independently.)
 pub fn expected_experts_touched(tokens: u64, top_k: u64, experts: u64) -> f64 {
-    let e = experts.max(1) as f64;
-    let k = (top_k as f64).min(e);
-    e * (1.0 - (1.0 - k / e).powf(tokens as f64))
+    let e = to_f64(experts.max(1));
+    let k = (to_f64(top_k)).min(e);
+    e * (1.0 - (1.0 - k / e).powf(to_f64(tokens)))
 }
 
 /// One projection (gate, up or down) of all routed experts for `tokens` tokens, each routed to
@@ -64,9 +65,9 @@ impl ExpertGemm {
     #[inline(always)]
     pub fn cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
         let s = |name, v: f64| A::sym(cx, name, v);
-        let (t, top) = (s("T", self.tokens as f64), s("k", self.top_k as f64));
-        s("E", self.experts as f64);
-        let (n, k) = (s("n", self.n as f64), s("K", self.k as f64));
+        let (t, top) = (s("T", to_f64(self.tokens)), s("k", to_f64(self.top_k)));
+        s("E", to_f64(self.experts));
+        let (n, k) = (s("n", to_f64(self.n)), s("K", to_f64(self.k)));
         let u = s("U", self.experts_touched());
         let (a, b, c) = (
             s("a", self.a.bytes()),

@@ -3,6 +3,7 @@
 use super::cost::{Cost, CostTerms};
 use crate::formula::Arith;
 use crate::precision::Precision;
+use crate::units::to_f64;
 use serde::Serialize;
 
 /// RMSNorm `y = x / √(mean(x²) + ε) · w` (Zhang and Sennrich 2019): per element square (1),
@@ -85,8 +86,8 @@ fn norm_terms<A: Arith>(
     weight: Precision,
     layer: bool,
 ) -> CostTerms<A> {
-    let r = A::sym(cx, "r", rows as f64);
-    let n = A::sym(cx, "n", cols as f64);
+    let r = A::sym(cx, "r", to_f64(rows));
+    let n = A::sym(cx, "n", to_f64(cols));
     let p = A::sym(cx, "p", precision.bytes());
     let w = A::sym(cx, "w", weight.bytes());
     let (phi, vectors) = if layer {
