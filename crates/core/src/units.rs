@@ -190,6 +190,16 @@ impl FlopPerSec {
     }
 }
 
+/// `n` as f64: equal to `n as f64` below 2^63 (every size and count a validated model has, far
+/// below that), saturating above. Through i64, which x86-64 converts in one instruction where
+/// u64 takes seven; the cost formulas convert a few hundred sizes an analysis.
+#[inline(always)]
+pub(crate) fn to_f64(n: u64) -> f64 {
+    #[allow(clippy::cast_possible_wrap)] // at most i64::MAX
+    let signed = n.min(i64::MAX as u64) as i64;
+    signed as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,14 +220,4 @@ mod tests {
         let s: Bytes = [Bytes(1.0), Bytes(2.0)].into_iter().sum();
         assert_eq!(s, Bytes(3.0));
     }
-}
-
-/// `n` as f64: equal to `n as f64` below 2^63 (every size and count a validated model has, far
-/// below that), saturating above. Through i64, which x86-64 converts in one instruction where
-/// u64 takes seven; the cost formulas convert a few hundred sizes an analysis.
-#[inline(always)]
-pub(crate) fn to_f64(n: u64) -> f64 {
-    #[allow(clippy::cast_possible_wrap)] // at most i64::MAX
-    let signed = n.min(i64::MAX as u64) as i64;
-    signed as f64
 }
