@@ -64,6 +64,7 @@ fn request(system: &str, batch: u64, tp: u32) -> (f64, f64) {
 }
 
 #[test]
+#[allow(clippy::print_stdout)] // the table, with --nocapture
 fn llama2_7b_requests_on_one_to_eight_gpus_against_nemo() {
     println!("| system | batch | TP | measured | bound | miss | with launch | miss |");
     println!("|---|---|---|---|---|---|---|---|");
