@@ -619,6 +619,65 @@ fn report_is_one_self_contained_file_that_chromium_renders(
     Ok(())
 }
 
+// Prints why it skips Chromium, for the person running the tests.
+#[allow(clippy::print_stdout)]
+#[test]
+fn a_parallel_report_renders_with_its_communication_panel() -> Result<(), Box<dyn std::error::Error>>
+{
+    let dir = tempfile::tempdir()?;
+    let html = dir.path().join("tp8.html");
+    roofline()
+        .args([
+            "report",
+            "llama-3.1-70b",
+            "--system",
+            "dgx-h100",
+            "--tp",
+            "8",
+            "--stage",
+            "decode",
+            "--batch",
+            "32",
+            "--out",
+        ])
+        .arg(&html)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "communication panel (4 collectives)",
+        ));
+    let Some(bin) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`chromium` is not installed; `.ci/run` installs it (apt-get install chromium)"
+        );
+        println!("SKIPPED: `chromium` is not installed (apt-get install chromium); CI requires it");
+        return Ok(());
+    };
+    let dom = run_chromium(
+        &bin,
+        &format!("file://{}", html.display()),
+        &["--dump-dom".to_string()],
+    );
+    for id in [
+        "ops-decode",
+        "step-decode",
+        "scaling-decode",
+        "memory-decode",
+    ] {
+        assert!(dom.contains(&format!("id=\"{id}\"")), "DOM lacks {id}");
+    }
+    // Two all-reduces a block and the embedding's, lm_head's all-gather: four stars on the
+    // panel, and every row of the table in the DOM.
+    assert_eq!(count(&dom, "class=\"comm-point\""), 4);
+    assert_eq!(
+        count(&dom, "<tr data-name=\"mlp.tp_reduce\" class=\"comm\">"),
+        1
+    );
+    assert!(dom.contains("exposed communication (not hidden behind compute)"));
+    Ok(())
+}
+
 #[test]
 fn an_operator_without_flops_has_no_ridge_distance_in_csv_or_json() {
     // 0 FLOP per element: arithmetic intensity 0, infinitely below the ridge. JSON writes null,

@@ -6,14 +6,32 @@
 use crate::analysis::{workload_line, AnalyzeReport};
 use crate::explain::to_html;
 use crate::op::ridge_distance_text;
+use crate::parallel::ParallelReport;
 use crate::plot::xml_escape as esc;
 use crate::units::{human_bytes, human_bytes_per_s, human_flops, human_flops_per_s};
 use crate::units::{human_intensity, human_seconds};
 use roofline_core::analysis::StageAnalysis;
+use roofline_core::comm::collective::Tier;
+use roofline_core::device::Device;
 use roofline_core::explain::Derivation;
+use roofline_core::parallel::ParallelStage;
 use roofline_core::workload::Stage;
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
+
+/// What the roofline plot shows, under its heading.
+const PLOT_NOTE: &str =
+    "Log-log axes: arithmetic intensity (FLOP/byte) against attainable performance (FLOP/s).
+Hover over a point for the operator's numbers. Circles: prefill; triangles: decode.";
+
+/// The derivations of a report of one chip: `{{derivation_note}}` and `{{derivations}}` filled
+/// in.
+const DERIVATIONS_SECTION: &str = r#"<section id="derivations">
+<h2>How the numbers are derived</h2>
+<p class="note">{{derivation_note}}, worked by hand: each formula, the values put into it, the
+result and its source.</p>
+{{derivations}}
+</section>"#;
 
 /// Everything the HTML report shows.
 #[derive(Debug, Clone, Copy)]
@@ -100,7 +118,11 @@ fn settings(r: &AnalyzeReport<'_>) -> String {
 }
 
 fn chip(r: &AnalyzeReport<'_>) -> String {
-    let d = r.device;
+    chip_of(r.device)
+}
+
+/// The chip's table: name, main memory, launch overhead, and its peaks with their ridge points.
+fn chip_of(d: &Device) -> String {
     let bw = d.bandwidth().ok();
     let mem = d.main_memory();
     let mut h = kv_table(&[
@@ -270,16 +292,9 @@ pub fn render_html(r: &HtmlReport<'_>) -> String {
             )
         })
         .collect();
-    fill(
-        TEMPLATE,
+    let derivations_section = fill(
+        DERIVATIONS_SECTION,
         &[
-            ("title", esc(&title)),
-            ("subtitle", esc(&subtitle)),
-            ("version", esc(r.version)),
-            ("settings", settings(a)),
-            ("chip", chip(a)),
-            ("plot", svg.to_string()),
-            ("stages", stage_html),
             ("derivations", derivations),
             (
                 "derivation_note",
@@ -289,22 +304,423 @@ pub fn render_html(r: &HtmlReport<'_>) -> String {
                 },
             ),
         ],
+    );
+    fill(
+        TEMPLATE,
+        &[
+            ("title", esc(&title)),
+            ("subtitle", esc(&subtitle)),
+            ("version", esc(r.version)),
+            ("settings", settings(a)),
+            ("chip_heading", "Chip".into()),
+            ("chip", chip(a)),
+            ("plot_note", PLOT_NOTE.into()),
+            ("plot", svg.to_string()),
+            ("stages", stage_html),
+            ("derivations_section", derivations_section),
+        ],
     )
 }
 
+/// Everything the HTML report of a parallel step shows (`roofline report … --tp 8`).
+#[derive(Debug, Clone, Copy)]
+pub struct ParallelHtmlReport<'a> {
+    /// The parallel analysis (model, system, one stage per workload).
+    pub analysis: ParallelReport<'a>,
+    /// The roofline plot with its communication panel, an SVG document (from
+    /// [`crate::plot::render_svg`] of [`crate::plot::RooflineChart::for_parallel`]).
+    pub svg: &'a str,
+    /// The tool's version, for the footer.
+    pub version: &'a str,
+}
+
+/// What the roofline plot of a parallel step shows, under its heading.
+const PARALLEL_PLOT_NOTE: &str = "Top: one device's operators on the chip's roofline, log-log \
+axes of arithmetic intensity (FLOP/byte) against attainable performance (FLOP/s); circles: \
+prefill, triangles: decode. Under it, the communication panel: each collective's message size S \
+(bytes, as nccl-tests counts them) against the bus bandwidth it achieves, S·f/t (f nccl-tests' bus \
+factor, t = t_α + t_β its α–β time); stars: collectives; bold lines: each link's bandwidth per \
+GPU per direction; dashed: each algorithm's latency roof S·f/t_α up to its ridge, where the \
+latency and transfer terms are equal. Hover over a point for its numbers.";
+
+/// Where the derivations of a parallel report are: the commands that work them by hand.
+const PARALLEL_DERIVATIONS: &str = r#"<section id="derivations">
+<h2>How the numbers are derived</h2>
+<p class="note">Each operator's row is the single-device formula on its share of the work; each
+collective's time is the α–β model of its link. <code>roofline analyze MODEL --explain
+OPERATOR</code> works an operator of one chip by hand, and <code>roofline op all-reduce --bytes S
+--devices N --system SYSTEM --explain</code> a collective, formula by formula with every source.</p>
+</section>"#;
+
+fn parallel_settings(r: &ParallelReport<'_>) -> String {
+    let m = r.model;
+    let mut rows = vec![
+        (
+            "model".to_string(),
+            format!("{} ({})", m.name, m.architecture),
+        ),
+        (
+            "parameters".into(),
+            format!("{} ({:.2}B)", m.parameters(), m.parameters() as f64 / 1e9),
+        ),
+        (
+            "shape".into(),
+            format!(
+                "d = {}, n_L = {} blocks, h = {} heads, g = {} kv heads, e = {}, f = {}, V = {}",
+                m.hidden, m.layers, m.heads, m.kv_heads, m.head_dim, m.intermediate, m.vocab
+            ),
+        ),
+    ];
+    if let Some(s) = r.stages.first() {
+        rows.push(("layout".into(), crate::parallel::layout_line(s, m.layers)));
+    }
+    for s in r.stages {
+        rows.push((s.workload.stage.to_string(), workload_line(&s.single)));
+    }
+    kv_table(&rows)
+}
+
+/// The system: its name, nodes and devices, each tier of links (bandwidth per GPU per
+/// direction, α a step, their sources as tooltips), then the chip's table.
+fn system_html(r: &ParallelReport<'_>) -> String {
+    let sys = r.system;
+    let mut h = kv_table(&[
+        ("system".into(), format!("{} ({})", sys.name, sys.id)),
+        (
+            "devices".into(),
+            format!(
+                "{} = {} node{} × {} per node",
+                sys.devices(),
+                sys.nodes,
+                if sys.nodes == 1 { "" } else { "s" },
+                sys.gpus_per_node
+            ),
+        ),
+    ]);
+    h.push_str("<table class=\"links\" id=\"system-links\"><thead><tr><th>tier</th><th class=\"text\">links</th><th>bandwidth per GPU per direction</th><th>α a step</th></tr></thead><tbody>\n");
+    let f = &sys.fabric;
+    for (tier, link) in [
+        (Tier::ScaleUp, &f.scale_up),
+        (Tier::ScaleOut, &f.scale_out),
+        (Tier::Pcie, &f.pcie),
+    ] {
+        if let Some(l) = link {
+            h.push_str(&format!(
+                "<tr title=\"{}\"><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td></tr>\n",
+                esc(&format!(
+                    "bandwidth: {}; latency: {}",
+                    l.bandwidth.source, l.latency.source
+                )),
+                tier,
+                esc(&l.name),
+                esc(&human_bytes_per_s(l.bandwidth.value.get())),
+                esc(&human_seconds(l.latency.value.get())),
+            ));
+        }
+    }
+    h.push_str("</tbody></table>\n");
+    h.push_str(&format!(
+        "<p class=\"note\">In-network reduction (NVLink SHARP): {}. Hover over a row for the figures' sources.</p>\n",
+        if f.in_network_reduction { "yes" } else { "no" }
+    ));
+    h.push_str(&chip_of(&sys.chip));
+    h
+}
+
+fn parallel_stage_section(s: &ParallelStage, r: &ParallelReport<'_>) -> String {
+    let name = s.workload.stage.to_string();
+    let heading = match s.workload.stage {
+        Stage::Prefill => format!(
+            "Prefill: {} tokens per sequence, on {} devices",
+            s.workload.seq_len, s.devices
+        ),
+        Stage::Decode => format!(
+            "Decode: one token at context {}, on {} devices",
+            s.workload.context, s.devices
+        ),
+        other => format!(
+            "{other}: sequence length {}, context {}, on {} devices",
+            s.workload.seq_len, s.workload.context, s.devices
+        ),
+    };
+    let t = &s.totals;
+    let sc = &s.schedule;
+    let mut h = format!(
+        "<section class=\"stage\" id=\"stage-{name}\">\n<h2>{}</h2>\n<p class=\"note\">{} · {}</p>\n",
+        esc(&heading),
+        esc(&crate::parallel::layout_line(s, r.model.layers)),
+        esc(&workload_line(&s.single))
+    );
+    h.push_str(&format!(
+        "<p class=\"totals\">Step: <strong>{}</strong> ({} on the critical path of two streams + {} launch overhead) · <strong>{:.0} tokens/s</strong> per replica ({:.0} per device) · exposed communication <strong>{}</strong> of {} · the step is <strong>{:.2}×</strong> the single chip's time ÷ {} devices.</p>\n",
+        esc(&human_seconds(s.step_time().get())),
+        esc(&human_seconds(sc.step.get())),
+        esc(&human_seconds(t.launch_overhead.get())),
+        s.tokens_per_s(),
+        s.tokens_per_s() / s.devices as f64,
+        esc(&human_seconds(sc.exposed.get())),
+        esc(&human_seconds(sc.communication.get())),
+        s.scaling_cost(),
+        s.devices,
+    ));
+    h.push_str(&format!(
+        "<table class=\"ops\" id=\"ops-{name}\">\n<thead><tr><th>operator (one device)</th><th>count</th><th>FLOPs</th><th>HBM bytes</th><th>link bytes</th><th class=\"text\">collective</th><th>bound</th><th>time</th><th>× count</th><th>share</th></tr></thead>\n<tbody>\n"
+    ));
+    let total = t.time.get();
+    for (i, row) in s.rows.iter().enumerate() {
+        let p = row.point();
+        let n = row.count as f64;
+        let comm = s.communication(i);
+        let (class, link_bytes, collective) = match comm {
+            Some(c) => (
+                " class=\"comm\"",
+                human_bytes(c.traffic.get()),
+                format!(
+                    "{} of {} over {} ranks, {} {}, {}",
+                    c.collective,
+                    human_bytes(c.bytes.get()),
+                    c.group.ranks,
+                    c.algorithm,
+                    c.protocol,
+                    c.tier
+                ),
+            ),
+            None => ("", String::new(), String::new()),
+        };
+        h.push_str(&format!(
+            "<tr data-name=\"{}\"{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td><td class=\"bound-{}\">{}</td><td>{}</td><td>{}</td><td>{:.1}%</td></tr>\n",
+            esc(row.name),
+            esc(row.name),
+            row.count,
+            esc(&human_flops(row.cost.flops.get())),
+            esc(&human_bytes(row.cost.bytes().get())),
+            esc(&link_bytes),
+            esc(&collective),
+            p.bound,
+            p.bound,
+            esc(&human_seconds(p.time.get())),
+            esc(&human_seconds(p.time.get() * n)),
+            if total > 0.0 { p.time.get() * n / total * 100.0 } else { 0.0 },
+        ));
+    }
+    h.push_str(&format!(
+        "</tbody>\n<tfoot><tr class=\"total\"><td>total (serial)</td><td>{}</td><td>{}</td><td>{}</td><td></td><td></td><td></td><td></td><td>{}</td><td>100%</td></tr></tfoot>\n</table>\n",
+        t.kernels,
+        esc(&human_flops(t.cost.flops.get())),
+        esc(&human_bytes(t.cost.bytes().get())),
+        esc(&human_seconds(t.time.get())),
+    ));
+    h.push_str("<p class=\"note\">Per row: one execution on one device; count = executions per forward pass; total = Σ count × row, compute and communication one after the other (the step below overlaps them). Shaded rows are collectives: their time is the α–β model of their link (latency + link bytes / bandwidth).</p>\n");
+    let collectives = crate::parallel::collective_lines(s);
+    if !collectives.is_empty() {
+        h.push_str(&format!(
+            "<p class=\"note\">Collectives: {}.</p>\n",
+            esc(&collectives.join("; "))
+        ));
+    }
+    let row = |k: &str, v: String| format!("<tr><td>{}</td><td>{}</td></tr>\n", esc(k), esc(&v));
+    h.push_str(&format!(
+        "<h3>The step on two streams</h3>\n<table class=\"step\" id=\"step-{name}\"><tbody>\n"
+    ));
+    h.push_str(&row(
+        "compute stream (Σ kernels)",
+        human_seconds(sc.compute.get()),
+    ));
+    h.push_str(&row(
+        "communication stream (Σ collectives)",
+        human_seconds(sc.communication.get()),
+    ));
+    h.push_str(&row(
+        "exposed communication (not hidden behind compute)",
+        human_seconds(sc.exposed.get()),
+    ));
+    h.push_str(&row(
+        "overlap achieved (communication hidden)",
+        format!("{:.0}%", sc.overlap() * 100.0),
+    ));
+    h.push_str(&row(
+        "critical path (compute + exposed communication)",
+        human_seconds(sc.step.get()),
+    ));
+    h.push_str(&row(
+        &format!("launch overhead ({} kernels)", t.kernels),
+        human_seconds(t.launch_overhead.get()),
+    ));
+    h.push_str(&format!(
+        "<tr class=\"total\"><td>step time</td><td>{}</td></tr>\n",
+        esc(&human_seconds(s.step_time().get()))
+    ));
+    h.push_str(&row(
+        "tokens/s per replica",
+        format!("{:.0}", s.tokens_per_s()),
+    ));
+    h.push_str(&row(
+        "tokens/s per device",
+        format!("{:.0}", s.tokens_per_s() / s.devices as f64),
+    ));
+    if s.workload.stage == Stage::Decode {
+        h.push_str(&row(
+            "time per output token",
+            human_seconds(s.step_time().get()),
+        ));
+    }
+    h.push_str("</tbody></table>\n");
+    h.push_str(&format!(
+        "<p class=\"note\">{}.</p>\n",
+        esc(&crate::parallel::step_line(s))
+    ));
+    let single = s.single.totals.time_with_launch().get();
+    h.push_str(&format!(
+        "<h3>What the parallelism costs</h3>\n<table class=\"scaling\" id=\"scaling-{name}\"><tbody>\n"
+    ));
+    h.push_str(&row(
+        "the same stage on one chip (roofline time + launch overhead)",
+        human_seconds(single),
+    ));
+    h.push_str(&row(
+        &format!("perfect scaling: that ÷ {} devices", s.devices),
+        human_seconds(single / s.devices as f64),
+    ));
+    h.push_str(&row("this step", human_seconds(s.step_time().get())));
+    h.push_str(&format!(
+        "<tr class=\"total\"><td>scaling cost: this step ÷ perfect scaling (1.00 = perfect)</td><td>{:.2}×</td></tr>\n</tbody></table>\n",
+        s.scaling_cost()
+    ));
+    h.push_str(&format!(
+        "<p class=\"note\">{}.</p>\n",
+        esc(&crate::parallel::throughput_line(s))
+    ));
+    let m = &s.memory;
+    let cap = m
+        .capacity
+        .map(|c| format!(" of {} per device", human_bytes(c.get())))
+        .unwrap_or_default();
+    let fits = match m.fits() {
+        Some(true) => "fits",
+        Some(false) => "does not fit",
+        None => "capacity not known",
+    };
+    h.push_str(&format!(
+        "<h3>Memory per device</h3>\n<table class=\"memory\" id=\"memory-{name}\"><tbody>\n<tr><td>weights (this device's share)</td><td>{}</td></tr>\n<tr><td>KV cache (this device's share)</td><td>{}</td></tr>\n<tr><td>activations (peak at <code>{}</code>)</td><td>{}</td></tr>\n<tr><td>runtime reserve</td><td>{}</td></tr>\n<tr class=\"total\"><td>total</td><td>{}{}</td></tr>\n<tr class=\"fits\"><td>fits</td><td>{}</td></tr>\n</tbody></table>\n",
+        esc(&human_bytes(m.weights.get())),
+        esc(&human_bytes(m.kv_cache.get())),
+        esc(m.activations_at),
+        esc(&human_bytes(m.activations.get())),
+        esc(&human_bytes(m.reserve.get())),
+        esc(&human_bytes(m.total().get())),
+        esc(&cap),
+        fits,
+    ));
+    for w in &s.warnings {
+        h.push_str(&format!("<p class=\"warning\">warning: {}</p>\n", esc(w)));
+    }
+    h.push_str("</section>\n");
+    h
+}
+
+/// The whole report of a parallel step as one HTML document: settings, the system and its
+/// links, the plot with its communication panel, and per stage one device's operator table
+/// with its collectives, the step on two streams, what the parallelism costs, the memory per
+/// device, the warnings. Every number is the core's ([`ParallelStage`]); this only writes it.
+pub fn render_parallel_html(r: &ParallelHtmlReport<'_>) -> String {
+    let a = &r.analysis;
+    let layout = a
+        .stages
+        .first()
+        .map(|s| crate::parallel::layout_line(s, a.model.layers))
+        .unwrap_or_default();
+    let title = format!(
+        "{} on {}: roofline report, {layout}",
+        a.model.name, a.system.name
+    );
+    let stages: Vec<String> = a
+        .stages
+        .iter()
+        .map(|s| s.workload.stage.to_string())
+        .collect();
+    let subtitle = format!(
+        "{} · {} ({}), {} devices of {} · {} · made by roofline {}",
+        stages.join(" and "),
+        a.system.name,
+        a.system.id,
+        a.system.devices(),
+        a.system.chip.name,
+        a.stages
+            .first()
+            .map(|s| {
+                let p = s.workload.precisions;
+                format!(
+                    "batch {}, weights {}, activations {}, KV cache {}",
+                    s.workload.batch, p.weight, p.act, p.kv
+                )
+            })
+            .unwrap_or_default(),
+        r.version
+    );
+    let svg = match r.svg.find("<svg") {
+        Some(i) => &r.svg[i..],
+        None => r.svg,
+    };
+    let stage_html: String = a
+        .stages
+        .iter()
+        .map(|s| parallel_stage_section(s, a))
+        .collect();
+    fill(
+        TEMPLATE,
+        &[
+            ("title", esc(&title)),
+            ("subtitle", esc(&subtitle)),
+            ("version", esc(r.version)),
+            ("settings", parallel_settings(a)),
+            ("chip_heading", "System".into()),
+            ("chip", system_html(a)),
+            ("plot_note", PARALLEL_PLOT_NOTE.into()),
+            ("plot", svg.to_string()),
+            ("stages", stage_html),
+            ("derivations_section", PARALLEL_DERIVATIONS.into()),
+        ],
+    )
+}
+
+/// What `roofline report` wrote, for [`write_summary`].
+#[derive(Debug, Clone, Copy)]
+pub struct ReportSummary<'a> {
+    /// The page's path.
+    pub path: &'a str,
+    /// Its size, bytes.
+    pub bytes: usize,
+    /// Operators on its roofline plot.
+    pub operators: usize,
+    /// Collectives on its communication panel (0 without one).
+    pub collectives: usize,
+    /// A report of a parallel step ([`render_parallel_html`]).
+    pub parallel: bool,
+}
+
 /// What `roofline report` prints once the file is written: its path and size, and how many
-/// operators the plot holds; a line of text, a JSON object or a CSV row.
+/// operators (and collectives) the plot holds; a line of text, a JSON object or a CSV row.
 ///
 /// # Errors
 /// A failed write.
 pub fn write_summary(
-    path: &str,
-    bytes: usize,
-    points: usize,
+    r: &ReportSummary<'_>,
     format: crate::Format,
     out: &mut dyn std::io::Write,
 ) -> Result<(), crate::WriteError> {
+    let ReportSummary {
+        path,
+        bytes,
+        operators: points,
+        collectives,
+        parallel,
+    } = *r;
     match format {
+        crate::Format::Table if parallel => writeln!(
+            out,
+            "wrote {path} ({}): settings, system, roofline plot ({points} operators) with its communication panel ({collectives} collectives), per-device tables, step, scaling, memory",
+            crate::units::human_bytes(bytes as f64)
+        )?,
         crate::Format::Table => writeln!(
             out,
             "wrote {path} ({}): settings, chip, roofline plot ({points} operators), tables, derivations",
@@ -316,13 +732,19 @@ pub fn write_summary(
                 out: path.to_string(),
                 bytes,
                 operators_plotted: points,
+                collectives_plotted: collectives,
             };
             crate::doc::write_json(&doc, out)?;
         }
         crate::Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
-            w.write_record(["out", "bytes", "operators_plotted"])?;
-            w.write_record([path.to_string(), bytes.to_string(), points.to_string()])?;
+            w.write_record(["out", "bytes", "operators_plotted", "collectives_plotted"])?;
+            w.write_record([
+                path.to_string(),
+                bytes.to_string(),
+                points.to_string(),
+                collectives.to_string(),
+            ])?;
             w.flush()?;
         }
     }
@@ -352,6 +774,63 @@ mod tests {
             &[("a", "{{b}}".into()), ("b", "x<y".into())],
         );
         assert_eq!(out, "<p>{{b}} x<y {{zz}}</p>");
+    }
+
+    /// A DGX-like node of 8 H100s: 450 GB/s and 1 µs a step between them.
+    fn system() -> roofline_core::comm::System {
+        use roofline_core::cited::Cited;
+        use roofline_core::comm::{Fabric, LinkTier};
+        use roofline_core::units::{BytesPerSec, Seconds};
+        let fabric = Fabric {
+            scale_up: Some(LinkTier::new(
+                "NVLink",
+                Cited::new(BytesPerSec(450e9), "test"),
+                Cited::new(Seconds(1e-6), "test"),
+            )),
+            ..Fabric::default()
+        };
+        let chip = roofline_core::fixtures::h100_sxm();
+        roofline_core::comm::System::new("node", "8 × H100", chip, 8, 1, fabric).unwrap()
+    }
+
+    #[test]
+    fn a_parallel_report_fills_every_placeholder_and_shades_its_collectives() {
+        use roofline_core::parallel::{analyze_parallel, Layout};
+        use roofline_core::workload::{Stage, Workload};
+        let model = roofline_core::fixtures::llama2_7b();
+        let system = system();
+        let layout = Layout {
+            tp: 8,
+            ..Layout::default()
+        };
+        let stages = vec![analyze_parallel(
+            &model,
+            &Workload::new(Stage::Decode, 8, 2048, 2048),
+            &system,
+            layout,
+            roofline_core::memory::Reserve::DEFAULT,
+        )
+        .unwrap()];
+        let analysis = ParallelReport {
+            model: &model,
+            system: &system,
+            stages: &stages,
+        };
+        let html = render_parallel_html(&ParallelHtmlReport {
+            analysis,
+            svg: "<svg></svg>",
+            version: "test",
+        });
+        assert!(!html.contains("{{"), "a placeholder left unfilled");
+        let s = &stages[0];
+        let collectives = (0..s.rows.len())
+            .filter(|&i| s.communication(i).is_some())
+            .count();
+        assert!(collectives >= 3);
+        assert_eq!(html.matches("class=\"comm\"><td>").count(), collectives);
+        assert!(html.contains("<h2>System</h2>"));
+        assert!(html.contains("id=\"step-decode\""));
+        assert!(html.contains(&format!("<td>{:.2}×</td>", s.scaling_cost())));
     }
 
     #[test]

@@ -50,7 +50,9 @@ pub fn write_parallel(
     }
 }
 
-fn layout_line(s: &ParallelStage, layers: u64) -> String {
+/// The layout in words: `TP 8 × PP 1 = 8 devices`, with the blocks of each pipeline stage, the
+/// expert-parallel degree and its skew, and sequence parallelism when on.
+pub(crate) fn layout_line(s: &ParallelStage, layers: u64) -> String {
     let l = s.layout;
     let stages = if l.pp > 1 {
         let blocks: Vec<String> = (0..l.pp)
@@ -133,73 +135,97 @@ fn write_table(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
         }
         align_right_from(&mut t, 1);
         writeln!(out, "{t}")?;
-        let links: Vec<String> = s
-            .graph
-            .nodes()
-            .iter()
-            .filter_map(|n| match n.op() {
-                roofline_core::ops::Op::Communication(c) => Some(format!(
-                    "{} {} over {} ranks ({} {}, {} per direction)",
-                    n.name,
-                    c.collective,
-                    c.group.ranks,
-                    c.algorithm,
-                    c.protocol,
-                    human_bytes_per_s(c.link.get())
-                )),
-                _ => None,
-            })
-            .collect();
+        let links = collective_lines(s);
         if !links.is_empty() {
             writeln!(out, "collectives: {}", links.join("; "))?;
         }
-        let sc = &s.schedule;
-        writeln!(
-            out,
-            "step (critical path on a compute and a communication stream, lower bounds): compute {} + exposed communication {} = {} + launch {} = {}; communication {} in all, {:.0}% hidden behind compute",
-            human_seconds(sc.compute.get()),
-            human_seconds(sc.exposed.get()),
-            human_seconds(sc.step.get()),
-            human_seconds(s.totals.launch_overhead.get()),
-            human_seconds(s.step_time().get()),
-            human_seconds(sc.communication.get()),
-            sc.overlap() * 100.0,
-        )?;
-        let per_token = match s.workload.stage {
-            Stage::Decode => format!(
-                " · time per output token {}",
-                human_seconds(s.step_time().get())
-            ),
-            _ => String::new(),
-        };
-        writeln!(
-            out,
-            "throughput: {:.0} tokens/s per replica ({:.0} per device){per_token} · the step is {:.2}× the single chip's time ÷ {} devices (1.00 = perfect scaling)",
-            s.tokens_per_s(),
-            s.tokens_per_s() / s.devices as f64,
-            s.scaling_cost(),
-            s.devices,
-        )?;
-        let m = &s.memory;
-        let cap = m
-            .capacity
-            .map(|c| format!(" of {} per device", human_bytes(c.get())))
-            .unwrap_or_default();
-        let fits = match m.fits() {
-            Some(true) => " · fits",
-            Some(false) => " · does not fit",
-            None => "",
-        };
-        writeln!(
-            out,
-            "memory per device: {}{cap}{fits}",
-            crate::analysis::memory_terms(m)
-        )?;
+        writeln!(out, "{}", step_line(s))?;
+        writeln!(out, "{}", throughput_line(s))?;
+        writeln!(out, "{}", memory_line(s))?;
         for w in &s.warnings {
             writeln!(out, "warning: {w}")?;
         }
     }
     Ok(())
+}
+
+/// Each collective of the step in words: `attention.tp_reduce all-reduce over 8 ranks (ring
+/// ll, 450.0 GB/s per direction)`.
+pub(crate) fn collective_lines(s: &ParallelStage) -> Vec<String> {
+    s.graph
+        .nodes()
+        .iter()
+        .filter_map(|n| match n.op() {
+            roofline_core::ops::Op::Communication(c) => Some(format!(
+                "{} {} over {} ranks ({} {}, {} per direction)",
+                n.name,
+                c.collective,
+                c.group.ranks,
+                c.algorithm,
+                c.protocol,
+                human_bytes_per_s(c.link.get())
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The step on two streams in one sentence: compute + exposed communication = the critical
+/// path, + launch = the step time; the communication in all and the share hidden.
+pub(crate) fn step_line(s: &ParallelStage) -> String {
+    let sc = &s.schedule;
+    format!(
+        "step (critical path on a compute and a communication stream, lower bounds): compute {} + exposed communication {} = {} + launch {} = {}; communication {} in all, {:.0}% hidden behind compute",
+        human_seconds(sc.compute.get()),
+        human_seconds(sc.exposed.get()),
+        human_seconds(sc.step.get()),
+        human_seconds(s.totals.launch_overhead.get()),
+        human_seconds(s.step_time().get()),
+        human_seconds(sc.communication.get()),
+        sc.overlap() * 100.0,
+    )
+}
+
+/// Tokens per second per replica and per device, the time per output token in decode, and
+/// what the parallelism costs ([`ParallelStage::scaling_cost`]).
+pub(crate) fn throughput_line(s: &ParallelStage) -> String {
+    let per_token = match s.workload.stage {
+        Stage::Decode => format!(
+            " · time per output token {}",
+            human_seconds(s.step_time().get())
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "throughput: {:.0} tokens/s per replica ({:.0} per device){per_token} · the step is {:.2}× the single chip's time ÷ {} devices (1.00 = perfect scaling)",
+        s.tokens_per_s(),
+        s.tokens_per_s() / s.devices as f64,
+        s.scaling_cost(),
+        s.devices,
+    )
+}
+
+/// What one device holds, term by term, against its capacity, and whether it fits.
+pub(crate) fn memory_line(s: &ParallelStage) -> String {
+    let m = &s.memory;
+    let cap = m
+        .capacity
+        .map(|c| format!(" of {} per device", human_bytes(c.get())))
+        .unwrap_or_default();
+    format!(
+        "memory per device: {}{cap}{}",
+        crate::analysis::memory_terms(m),
+        fits_words(m.fits())
+    )
+}
+
+/// ` · fits`, ` · does not fit`, or nothing when the capacity is not known.
+pub(crate) fn fits_words(fits: Option<bool>) -> &'static str {
+    match fits {
+        Some(true) => " · fits",
+        Some(false) => " · does not fit",
+        None => "",
+    }
 }
 
 fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {

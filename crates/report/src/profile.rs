@@ -626,6 +626,7 @@ pub fn profile_chart(
         chips: vec![chip],
         points,
         omitted,
+        comm: None,
     })
 }
 
@@ -660,6 +661,7 @@ pub fn roof_chart(roof: &EmpiricalRoof, device: &Device) -> Result<RooflineChart
         chips: vec![chip],
         points,
         omitted: Vec::new(),
+        comm: None,
     })
 }
 

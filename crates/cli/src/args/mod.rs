@@ -53,7 +53,8 @@ pub enum Command {
     Models(FormatArg),
     /// One operator on one chip: FLOPs, bytes, intensity, ridge, bound, time (`--explain`).
     Op(OpArgs),
-    /// A self-contained HTML report of `analyze`: tables, roofline plot, a derivation.
+    /// A self-contained HTML report of `analyze`: tables, roofline plot, a derivation; with the
+    /// parallel flags, one device of the layout: its collectives, the step, the memory.
     Report(ReportArgs),
     /// Price a user-named chain of operators as separate kernels and as one fused kernel.
     Fuse(FuseArgs),

@@ -16,10 +16,9 @@ use roofline_report::parallel::{write_parallel, ParallelReport};
 use std::io::Write;
 
 /// The flags a parallel analysis does not combine with yet.
-fn refuse_single_device_flags(a: &AnalyzeArgs) -> Result<(), CliError> {
+pub(crate) fn refuse_single_device_flags(a: &AnalyzeArgs) -> Result<(), CliError> {
     let unsupported = [
         ("--fusion", a.fusion.is_some()),
-        ("--plot", a.plot.plot.is_some()),
         ("--profile", a.profile.is_some()),
         ("--explain", a.explain.is_some()),
     ];
@@ -295,6 +294,34 @@ pub(crate) fn parallel_error(e: ParallelAnalysisError, f: &Flags<'_>, system: &S
 
 pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     refuse_single_device_flags(a)?;
+    if let Some(path) = &a.plot.plot {
+        super::plot::check_plot_path(path, a.plot.force)?;
+    }
+    let (model, system, analyses) = prepare(a)?;
+    if let Some(path) = &a.plot.plot {
+        super::plot::plot_parallel(path, a.plot.force, &model, &system, &analyses)?;
+    }
+    let report = ParallelReport {
+        model: &model,
+        system: &system,
+        stages: &analyses,
+    };
+    write_parallel(&report, a.format.format.into(), out)?;
+    Ok(())
+}
+
+/// Reads the model and the system the flags give and analyses each stage on it under the
+/// layout: what `analyze` and `report` with the parallel flags work from.
+pub(crate) fn prepare(
+    a: &AnalyzeArgs,
+) -> Result<
+    (
+        Transformer,
+        System,
+        Vec<roofline_core::parallel::ParallelStage>,
+    ),
+    CliError,
+> {
     let model = load_model(&a.model)?;
     let p = &a.parallel;
     let layout = p.layout();
@@ -326,11 +353,5 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 .map_err(|e| parallel_error(e, &flags, &system))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let report = ParallelReport {
-        model: &model,
-        system: &system,
-        stages: &analyses,
-    };
-    write_parallel(&report, a.format.format.into(), out)?;
-    Ok(())
+    Ok((model, system, analyses))
 }

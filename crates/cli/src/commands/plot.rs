@@ -56,6 +56,20 @@ pub(crate) fn plot_analysis(
     write_plot(path, force, &chart)
 }
 
+/// `analyze --plot` with the parallel flags: one device's operators on the chip's roofline,
+/// its collectives on the communication panel under it.
+pub(crate) fn plot_parallel(
+    path: &Path,
+    force: bool,
+    model: &Transformer,
+    system: &roofline_core::comm::System,
+    analyses: &[roofline_core::parallel::ParallelStage],
+) -> Result<(), CliError> {
+    let chart =
+        RooflineChart::for_parallel(model, system, analyses).map_err(AnalysisError::from)?;
+    write_plot(path, force, &chart)
+}
+
 /// `analyze --plot FILE --fusion PRESET`: the operators, and each stage's fused kernels as their
 /// own points.
 pub(crate) fn plot_analysis_fused(

@@ -1,4 +1,6 @@
-//! `roofline report CONFIG … --out report.html`: the analysis as one self-contained HTML page.
+//! `roofline report CONFIG … --out report.html`: the analysis as one self-contained HTML page;
+//! with the parallel flags (`--system`, `--tp` …, as `analyze` takes them), the page of one
+//! device of the layout.
 
 use super::analyze::{prepare, Prepared};
 use crate::args::ReportArgs;
@@ -7,21 +9,17 @@ use crate::output::{check_output, distinct_outputs, write_output};
 use roofline_core::analysis::AnalysisError;
 use roofline_core::explain::explain_node;
 use roofline_report::analysis::AnalyzeReport;
-use roofline_report::html::{largest_operator, render_html, write_summary, HtmlReport};
+use roofline_report::html::{
+    largest_operator, render_html, render_parallel_html, write_summary, HtmlReport,
+    ParallelHtmlReport, ReportSummary,
+};
+use roofline_report::parallel::ParallelReport;
 use roofline_report::plot::{render_svg, RooflineChart};
 use std::io::Write;
 
 pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if a.analyze.parallel.any() {
-        return Err(CliError::bad_input(
-            "`report` does not take --system, --devices, --tp, --pp, --ep or \
-             --sequence-parallel yet: it reports one chip",
-            Some(
-                "run `roofline analyze` with the same flags for the parallel tables, or drop \
-                 them for a report of one chip"
-                    .into(),
-            ),
-        ));
+        return run_parallel(a, out);
     }
     let force = a.analyze.plot.force;
     check_output(&a.out, force, "--out")?;
@@ -37,11 +35,7 @@ pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
     } = prepare(&a.analyze)?;
     let chart =
         RooflineChart::for_analysis(&model, &device, &analyses).map_err(AnalysisError::from)?;
-    let svg = render_svg(&chart).map_err(|e| CliError {
-        kind: Kind::Internal,
-        message: e.to_string(),
-        hint: None,
-    })?;
+    let svg = render_svg(&chart).map_err(plot_failed)?;
     let mut derivations = Vec::new();
     for s in &analyses {
         let name = match &a.analyze.explain {
@@ -83,10 +77,65 @@ pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         super::plot::write_plot(p, force, &chart)?;
     }
     write_summary(
-        &a.out.display().to_string(),
-        html.len(),
-        chart.points.len(),
+        &ReportSummary {
+            path: &a.out.display().to_string(),
+            bytes: html.len(),
+            operators: chart.points.len(),
+            collectives: 0,
+            parallel: false,
+        },
         a.analyze.format.format.into(),
+        out,
+    )?;
+    Ok(())
+}
+
+fn plot_failed(e: roofline_report::plot::PlotError) -> CliError {
+    CliError {
+        kind: Kind::Internal,
+        message: e.to_string(),
+        hint: None,
+    }
+}
+
+/// `report` with the parallel flags: one device's tables with their collectives, the step on
+/// two streams, what the parallelism costs, the memory per device, and the plot with its
+/// communication panel.
+fn run_parallel(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let an = &a.analyze;
+    super::analyze_parallel::refuse_single_device_flags(an)?;
+    let force = an.plot.force;
+    check_output(&a.out, force, "--out")?;
+    if let Some(p) = &an.plot.plot {
+        distinct_outputs(&[("--out", &a.out), ("--plot", p)])?;
+        super::plot::check_plot_path(p, force)?;
+    }
+    let (model, system, analyses) = super::analyze_parallel::prepare(an)?;
+    let chart =
+        RooflineChart::for_parallel(&model, &system, &analyses).map_err(AnalysisError::from)?;
+    let svg = render_svg(&chart).map_err(plot_failed)?;
+    let html = render_parallel_html(&ParallelHtmlReport {
+        analysis: ParallelReport {
+            model: &model,
+            system: &system,
+            stages: &analyses,
+        },
+        svg: &svg,
+        version: env!("CARGO_PKG_VERSION"),
+    });
+    write_output(&a.out, force, html.as_bytes())?;
+    if let Some(p) = &an.plot.plot {
+        super::plot::write_plot(p, force, &chart)?;
+    }
+    write_summary(
+        &ReportSummary {
+            path: &a.out.display().to_string(),
+            bytes: html.len(),
+            operators: chart.points.len(),
+            collectives: chart.comm.as_ref().map_or(0, |c| c.points.len()),
+            parallel: true,
+        },
+        an.format.format.into(),
         out,
     )?;
     Ok(())

@@ -15,4 +15,6 @@ pub struct ReportSummaryDoc {
     pub bytes: usize,
     /// Operators in its roofline plot.
     pub operators_plotted: usize,
+    /// Collectives on its communication panel (a report with the parallel flags; 0 without).
+    pub collectives_plotted: usize,
 }

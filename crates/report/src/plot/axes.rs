@@ -2,6 +2,7 @@
 //! labels.
 
 use super::chart::RooflineChart;
+use super::comm::CommChart;
 
 /// Axis ranges of a chart, whole decades: (min, max) of intensity and of FLOP/s.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,6 +43,39 @@ pub fn axes(chart: &RooflineChart) -> Axes {
     }
     let y1 = decade_ceil(ymax * 1.6);
     // Low enough for the lowest point; the memory roof is cut by the bottom edge.
+    let mut y0 = decade_floor(ymin / 2.0);
+    if y1 / y0 < 999.0 {
+        y0 = y1 / 1e3;
+    }
+    Axes {
+        x: (x0, x1),
+        y: (y0, y1),
+    }
+}
+
+/// The axes the communication panel is drawn on: x the message sizes S (bytes), y bus
+/// bandwidths (B/s). Every point and ridge with room around them (a factor 3 either side of
+/// the sizes, 2 below the lowest bandwidth, 1.6 above the highest roof for its label), rounded
+/// out to whole decades, at least three decades each (x widened to the left, where the latency
+/// roofs rise from; y downwards).
+pub fn comm_axes(comm: &CommChart) -> Axes {
+    let mut xs: Vec<f64> = comm.points.iter().map(|p| p.bytes).collect();
+    let mut ys: Vec<f64> = comm.points.iter().map(|p| p.busbw).collect();
+    for r in &comm.roofs {
+        xs.push(r.ridge());
+        ys.push(r.ceiling);
+    }
+    ys.extend(comm.links.iter().map(|l| l.bandwidth));
+    xs.retain(|v| v.is_finite() && *v > 0.0);
+    ys.retain(|v| v.is_finite() && *v > 0.0);
+    let (xmin, xmax) = bounds(&xs, (1e3, 1e9));
+    let (ymin, ymax) = bounds(&ys, (1e9, 1e12));
+    let x1 = decade_ceil(xmax * 3.0);
+    let mut x0 = decade_floor(xmin / 3.0);
+    if x1 / x0 < 999.0 {
+        x0 = x1 / 1e3;
+    }
+    let y1 = decade_ceil(ymax * 1.6);
     let mut y0 = decade_floor(ymin / 2.0);
     if y1 / y0 < 999.0 {
         y0 = y1 / 1e3;

@@ -1,16 +1,19 @@
 //! The data of a roofline plot ([`RooflineChart`]): chips' roofs and operators' points, built
 //! from core values.
 
+use super::comm::CommChart;
 use crate::units::{human_bytes, human_seconds};
 use crate::units::{human_bytes_per_s, human_flops, human_flops_per_s, human_intensity};
 use roofline_core::analysis::{OpRow, StageAnalysis};
+use roofline_core::comm::System;
 use roofline_core::device::{Device, DeviceError};
 use roofline_core::model::Transformer;
 use roofline_core::one_op::RidgeDistance;
 use roofline_core::ops::Compute;
+use roofline_core::parallel::ParallelStage;
 use roofline_core::precision::Precision;
 use roofline_core::roofline::Bound;
-use roofline_core::workload::Stage;
+use roofline_core::workload::{Stage, Workload};
 
 /// How a point is drawn: which stage it belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +28,11 @@ pub enum Series {
     FusedPrefill,
     /// A fused decode kernel (`--fusion`): square.
     FusedDecode,
+    /// A collective of a prefill step, on the communication panel ([`super::CommChart`]): a
+    /// four-pointed star, a shape no operator has.
+    PrefillCollective,
+    /// A collective of a decode step, on the communication panel: a four-pointed star.
+    DecodeCollective,
 }
 
 impl Series {
@@ -36,6 +44,8 @@ impl Series {
             Series::Operator => "operator",
             Series::FusedPrefill => "fused prefill",
             Series::FusedDecode => "fused decode",
+            Series::PrefillCollective => "prefill collective",
+            Series::DecodeCollective => "decode collective",
         }
     }
     pub(crate) fn color(self) -> &'static str {
@@ -45,6 +55,9 @@ impl Series {
             Series::Operator => "#2b8a3e",
             Series::FusedPrefill => "#5f3dc4",
             Series::FusedDecode => "#c2255c",
+            // A stage's collectives in the stage's colour; the shape tells them apart.
+            Series::PrefillCollective => "#1f6fb4",
+            Series::DecodeCollective => "#d9480f",
         }
     }
     fn from_stage(s: Stage) -> Self {
@@ -143,6 +156,9 @@ pub struct RooflineChart {
     pub points: Vec<ChartPoint>,
     /// Operators left out because they have no FLOPs (no place on log axes), by label.
     pub omitted: Vec<String>,
+    /// The collectives of a parallel step, drawn as a communication panel under the roofline;
+    /// `None` (no panel, the plot as for one chip) when the rows hold none.
+    pub comm: Option<CommChart>,
 }
 
 fn precisions_used(rows: &[OpRow], act: Precision) -> Vec<Precision> {
@@ -240,6 +256,43 @@ fn push_rows(
     }
 }
 
+/// The subtitle of a model's plot: batch, stages, precisions, attention, and the chip's memory
+/// roof, from the first workload.
+fn subtitle_of(workloads: &[Workload], chip: &ChipRoofline, device: &Device) -> String {
+    let stage_words: Vec<String> = workloads
+        .iter()
+        .map(|w| match w.stage {
+            Stage::Prefill => format!("prefill {} tokens", w.seq_len),
+            Stage::Decode => format!("decode at context {}", w.context),
+            other => other.to_string(),
+        })
+        .collect();
+    workloads
+        .first()
+        .map(|w| {
+            let p = w.precisions;
+            format!(
+                "batch {} · {} · weights {}, activations {}, KV cache {} · attention {} · {} {}",
+                w.batch,
+                stage_words.join(", "),
+                p.weight,
+                p.act,
+                p.kv,
+                if w.flash_attention {
+                    "fused"
+                } else {
+                    "unfused"
+                },
+                human_bytes_per_s(chip.bandwidth),
+                device
+                    .main_memory()
+                    .map(|m| m.name.as_str())
+                    .unwrap_or("main memory"),
+            )
+        })
+        .unwrap_or_default()
+}
+
 impl RooflineChart {
     /// Adds the fused kernels (two or more operators) of a fusion plan as their own points:
     /// squares, beside the operators they replace, at their (higher) intensity.
@@ -318,38 +371,8 @@ impl RooflineChart {
                 &format!("{} · ", s.workload.stage),
             );
         }
-        let stage_words: Vec<String> = stages
-            .iter()
-            .map(|s| {
-                let w = &s.workload;
-                match w.stage {
-                    Stage::Prefill => format!("prefill {} tokens", w.seq_len),
-                    Stage::Decode => format!("decode at context {}", w.context),
-                    other => other.to_string(),
-                }
-            })
-            .collect();
-        let subtitle = stages
-            .first()
-            .map(|s| {
-                let w = &s.workload;
-                let p = w.precisions;
-                format!(
-                    "batch {} · {} · weights {}, activations {}, KV cache {} · attention {} · {} {}",
-                    w.batch,
-                    stage_words.join(", "),
-                    p.weight,
-                    p.act,
-                    p.kv,
-                    if w.flash_attention { "fused" } else { "unfused" },
-                    human_bytes_per_s(chip.bandwidth),
-                    device
-                        .main_memory()
-                        .map(|m| m.name.as_str())
-                        .unwrap_or("main memory"),
-                )
-            })
-            .unwrap_or_default();
+        let workloads: Vec<Workload> = stages.iter().map(|s| s.workload).collect();
+        let subtitle = subtitle_of(&workloads, &chip, device);
         Ok(Self {
             title: format!(
                 "{} on {}: {}",
@@ -365,6 +388,99 @@ impl RooflineChart {
             chips: vec![chip],
             points,
             omitted,
+            comm: None,
+        })
+    }
+
+    /// The plot of a parallel `roofline analyze`: one device's operators of every stage on the
+    /// chip's roofline (bold: the precisions they compute in), and its collectives on a
+    /// communication panel under it ([`CommChart`]: message size against bus bandwidth, each
+    /// link tier's roof, each algorithm's latency roof). A step without collectives has no
+    /// panel.
+    ///
+    /// # Errors
+    /// [`DeviceError::NoBandwidth`] when the chip has no main-memory bandwidth.
+    pub fn for_parallel(
+        model: &Transformer,
+        system: &System,
+        stages: &[ParallelStage],
+    ) -> Result<Self, DeviceError> {
+        let device = &system.chip;
+        let act = stages
+            .first()
+            .map(|s| s.workload.precisions.act)
+            .unwrap_or(Precision::Bf16);
+        let compute_rows = |s: &ParallelStage| -> Vec<OpRow> {
+            s.rows
+                .iter()
+                .filter(|r| r.compute != Compute::Network)
+                .copied()
+                .collect()
+        };
+        let all_rows: Vec<OpRow> = stages.iter().flat_map(compute_rows).collect();
+        let chip = ChipRoofline::from_device(device, &precisions_used(&all_rows, act))?;
+        let mut points = Vec::new();
+        let mut omitted = Vec::new();
+        let mut comm = CommChart::new(
+            format!(
+                "Communication on {}: one device's collectives on its links (α–β model)",
+                system.id
+            ),
+            "S: bytes as nccl-tests counts them · bus bandwidth S·f/t, f nccl-tests' bus \
+             factor, t = t_α + t_β · roofs: each link's bandwidth, each algorithm's latency \
+             S·f/t_α",
+        );
+        for s in stages {
+            let stage = s.workload.stage;
+            let prefix = format!("{stage} · ");
+            push_rows(
+                &mut points,
+                &mut omitted,
+                &compute_rows(s),
+                Series::from_stage(stage),
+                &prefix,
+            );
+            let series = match stage {
+                Stage::Prefill => Series::PrefillCollective,
+                // Decode, and a stage added later, as decode's.
+                _ => Series::DecodeCollective,
+            };
+            for (i, r) in s.rows.iter().enumerate() {
+                if let Some(c) = s.communication(i) {
+                    comm.push(&system.fabric, series, &prefix, r.name, r.count, c);
+                }
+            }
+        }
+        let workloads: Vec<Workload> = stages.iter().map(|s| s.workload).collect();
+        let subtitle = subtitle_of(&workloads, &chip, device);
+        let layout = stages.first().map(|s| {
+            let l = s.layout;
+            let mut words = format!("TP {} × PP {}", l.tp, l.pp);
+            if l.ep > 1 {
+                words.push_str(&format!(" × EP {}", l.ep));
+            }
+            if l.sequence_parallel {
+                words.push_str(" (SP)");
+            }
+            format!("{words}, one of {} devices", s.devices)
+        });
+        Ok(Self {
+            title: format!(
+                "{} on {} ({}): {}",
+                model.name,
+                system.id,
+                layout.unwrap_or_default(),
+                stages
+                    .iter()
+                    .map(|s| s.workload.stage.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+            subtitle,
+            chips: vec![chip],
+            points,
+            omitted,
+            comm: (!comm.points.is_empty() || !comm.omitted.is_empty()).then_some(comm),
         })
     }
 
@@ -389,6 +505,7 @@ impl RooflineChart {
             chips: vec![chip],
             points,
             omitted,
+            comm: None,
         })
     }
 
@@ -420,6 +537,7 @@ impl RooflineChart {
             chips,
             points: Vec::new(),
             omitted: Vec::new(),
+            comm: None,
         })
     }
 }

@@ -9,7 +9,7 @@ use super::layout::{
     leader, marker, stage_list, text_el, text_width, wrap, Placer, Rect, AROUND, BELOW_RIGHT,
 };
 use super::xml_escape;
-use super::{pe, PlotError, HEIGHT, WIDTH};
+use super::{pe, PlotError, COMM_HEIGHT, HEIGHT, WIDTH};
 use crate::units::{human, human_bytes_per_s, human_intensity};
 use plotters::prelude::*;
 use std::fmt::Write as _;
@@ -22,15 +22,15 @@ const CHIP_COLORS: [(u8, u8, u8); 5] = [
     (183, 121, 31),
 ];
 
-fn hex((r, g, b): (u8, u8, u8)) -> String {
+pub(super) fn hex((r, g, b): (u8, u8, u8)) -> String {
     format!("#{r:02X}{g:02X}{b:02X}")
 }
 
 /// Points drawn within a few pixels of each other: the centre and each (series, label).
-type Cluster = (f64, f64, Vec<(Series, String)>);
+pub(super) type Cluster = (f64, f64, Vec<(Series, String)>);
 
 /// A legend line: its text, and the point marker or the line colour drawn before it.
-type LegendEntry = (String, Option<Series>, Option<String>);
+pub(super) type LegendEntry = (String, Option<Series>, Option<String>);
 
 /// Maps a data point (intensity, FLOP/s) to its pixel.
 type ToPx<'a> = dyn Fn(f64, f64) -> (f64, f64) + 'a;
@@ -54,7 +54,9 @@ struct RoofLabel {
     ridge_x: f64,
 }
 
-/// The chart as an SVG document (`WIDTH × HEIGHT` pixels), text in [`FONT`](super::FONT).
+/// The chart as an SVG document, text in [`FONT`](super::FONT): `WIDTH × HEIGHT` pixels, and
+/// with a communication panel ([`RooflineChart::comm`]) `COMM_HEIGHT` more, the panel under the
+/// roofline ([`super::comm_draw`]).
 ///
 /// # Errors
 /// A [`PlotError`] if `plotters` fails to draw (it does not for finite, positive values).
@@ -63,14 +65,24 @@ pub fn render_svg(chart: &RooflineChart) -> Result<String, PlotError> {
     let mut svg = String::new();
     let mut layer = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        // With collectives, the communication panel goes under the roofline, which keeps its
+        // pixels.
+        let height = HEIGHT + chart.comm.as_ref().map_or(0, |_| COMM_HEIGHT);
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(pe)?;
+        let (top, bottom) = match &chart.comm {
+            Some(comm) => {
+                let (top, bottom) = root.split_vertically(HEIGHT);
+                (top, Some((bottom, comm)))
+            }
+            None => (root.clone(), None),
+        };
         let mut ch = Frame {
             subtitle_size: 14,
             tick: tick_label,
             ..Frame::new(&chart.title, &chart.subtitle, ax.x, ax.y)
         }
-        .draw(&root)?;
+        .draw(&top)?;
         draw_roofs(&mut ch, chart, &ax)?;
 
         let (px, py) = ch.plotting_area().get_pixel_range();
@@ -112,8 +124,12 @@ pub fn render_svg(chart: &RooflineChart) -> Result<String, PlotError> {
         write_ridge_labels(&mut layer, &mut placer, &ridge_labels);
         write_memory_labels(&mut layer, &mut placer, chart, &ax, &to_px);
         write_points(&mut layer, chart, &pts);
-        write_point_labels(&mut layer, &mut placer, &clusters(chart, &pts));
+        let points = chart.points.iter().map(|p| (p.series, p.label.clone()));
+        write_point_labels(&mut layer, &mut placer, &clusters(points, &pts));
         let _ = writeln!(layer, "</g>");
+        if let Some((area, comm)) = &bottom {
+            super::comm_draw::draw_comm(area, comm, &mut layer)?;
+        }
         root.present().map_err(pe)?;
     }
     match svg.rfind("</svg>") {
@@ -234,15 +250,38 @@ fn legend_entries(chart: &RooflineChart) -> Vec<LegendEntry> {
 
 /// Legend, bottom right: under the compute roofs and right of the memory roof, where no
 /// operator sits (every operator lies on the roofline).
-fn write_legend(layer: &mut String, placer: &mut Placer, plot: &Rect, legend: &[LegendEntry]) {
-    let lsize = 13.0;
+pub(super) fn write_legend(
+    layer: &mut String,
+    placer: &mut Placer,
+    plot: &Rect,
+    legend: &[LegendEntry],
+) {
+    let (lw, lh) = legend_size(plot, legend);
+    let (lx, ly) = (plot.x1 - 10.0 - lw, plot.y1 - 10.0 - lh);
+    write_legend_at(layer, placer, (lx, ly), legend, plot);
+}
+
+/// The legend's box, pixels: as wide as its widest line (within the plot area), 19 px a line.
+pub(super) fn legend_size(plot: &Rect, legend: &[LegendEntry]) -> (f64, f64) {
     let lw = legend
         .iter()
-        .map(|(t, _, _)| text_width(t, lsize) + 34.0)
+        .map(|(t, _, _)| text_width(t, 13.0) + 34.0)
         .fold(0.0, f64::max)
         .min(plot.x1 - plot.x0 - 20.0);
-    let lh = legend.len() as f64 * 19.0 + 10.0;
-    let (lx, ly) = (plot.x1 - 10.0 - lw, plot.y1 - 10.0 - lh);
+    (lw, legend.len() as f64 * 19.0 + 10.0)
+}
+
+/// The legend with its top-left corner at `(lx, ly)`, its box (and 4 px around) taken from
+/// `placer`.
+pub(super) fn write_legend_at(
+    layer: &mut String,
+    placer: &mut Placer,
+    (lx, ly): (f64, f64),
+    legend: &[LegendEntry],
+    plot: &Rect,
+) {
+    let lsize = 13.0;
+    let (lw, lh) = legend_size(plot, legend);
     if legend.is_empty() {
         return;
     }
@@ -382,7 +421,13 @@ fn write_roof_labels(
 /// first free spot from the right end leftwards in 40 px steps, above the roof then under it,
 /// never left of `start`; the right end above the roof when none is free. Returns the text's
 /// x, its baseline and the box it takes.
-fn roof_label_spot(placer: &Placer, plot: &Rect, ry: f64, w: f64, start: f64) -> (f64, f64, Rect) {
+pub(super) fn roof_label_spot(
+    placer: &Placer,
+    plot: &Rect,
+    ry: f64,
+    w: f64,
+    start: f64,
+) -> (f64, f64, Rect) {
     let size = 13.0;
     for below in [false, true] {
         for k in 0..12 {
@@ -484,10 +529,13 @@ fn write_points(layer: &mut String, chart: &RooflineChart, pts: &[(f64, f64)]) {
 }
 
 /// Points within 4 px of each other form a cluster with one label; largest clusters first.
-fn clusters(chart: &RooflineChart, pts: &[(f64, f64)]) -> Vec<Cluster> {
+/// `points` are each point's series and label, `pts` their pixels.
+pub(super) fn clusters(
+    points: impl Iterator<Item = (Series, String)>,
+    pts: &[(f64, f64)],
+) -> Vec<Cluster> {
     let mut clusters: Vec<Cluster> = Vec::new();
-    for (p, &(x, y)) in chart.points.iter().zip(pts) {
-        let entry = (p.series, p.label.clone());
+    for (entry, &(x, y)) in points.zip(pts) {
         match clusters
             .iter_mut()
             .find(|c| (c.0 - x).abs() <= 4.0 && (c.1 - y).abs() <= 4.0)
@@ -548,7 +596,7 @@ fn cluster_lines(entries: &[(Series, String)]) -> (Vec<String>, Vec<Series>) {
 
 /// Each cluster's label, placed around it (a leader line when pushed away), in its series'
 /// colour (dark grey when mixed).
-fn write_point_labels(layer: &mut String, placer: &mut Placer, clusters: &[Cluster]) {
+pub(super) fn write_point_labels(layer: &mut String, placer: &mut Placer, clusters: &[Cluster]) {
     let size = 12.0;
     for (x, y, entries) in clusters {
         let (lines, series) = cluster_lines(entries);

@@ -256,6 +256,30 @@ pub(super) fn marker(o: &mut String, series: Series, x: f64, y: f64, fill: &str)
                 y - 5.0
             );
         }
+        Series::PrefillCollective | Series::DecodeCollective => {
+            // A four-pointed star: tips 7.5 px out on the axes, waist 2.5 px on the diagonals.
+            let (r, w) = (7.5, 2.5 * std::f64::consts::FRAC_1_SQRT_2);
+            let _ = write!(
+                o,
+                r#"<polygon points="{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}" fill="{fill}" fill-opacity="0.9" stroke="white" stroke-width="0.8"/>"#,
+                x,
+                y - r,
+                x + w,
+                y - w,
+                x + r,
+                y,
+                x + w,
+                y + w,
+                x,
+                y + r,
+                x - w,
+                y + w,
+                x - r,
+                y,
+                x - w,
+                y - w
+            );
+        }
         Series::Operator => {
             let _ = write!(
                 o,

@@ -18,16 +18,26 @@
 //! area's pixel bounds and axis ranges (`data-x-min` …) so that a reader (or a test) can map a
 //! value to a pixel: `x = left + width · (log x − log x_min) / (log x_max − log x_min)`, and
 //! likewise upwards for y.
+//!
+//! A chart of a parallel step ([`RooflineChart::for_parallel`]) carries collectives, which do no
+//! FLOPs and have no place on those axes: they get a communication panel of their own under the
+//! roofline ([`CommChart`], module `comm`: message size against bus bandwidth, a roof per link
+//! tier and a latency roof per algorithm, the α–β model as a roofline), with its own legend,
+//! its collectives drawn as four-pointed stars, its labels placed by the same placer. A chart
+//! without collectives is drawn exactly as before, `WIDTH × HEIGHT`.
 
 mod axes;
 mod chart;
+mod comm;
+mod comm_draw;
 mod draw;
 pub(crate) mod frame;
 mod layout;
 mod png;
 
-pub use axes::{axes, Axes};
+pub use axes::{axes, comm_axes, Axes};
 pub use chart::{tooltip, ChartPoint, ChipRoofline, ComputeRoof, RooflineChart, Series};
+pub use comm::{comm_tooltip, CommChart, CommPoint, CommRoof, LinkRoof};
 pub use draw::render_svg;
 pub(crate) use layout::xml_escape;
 pub use png::{svg_to_png, PlotFormat};
@@ -35,8 +45,11 @@ use std::fmt;
 
 /// Width of the SVG, pixels.
 pub const WIDTH: u32 = 1100;
-/// Height of the SVG, pixels.
+/// Height of the SVG, pixels (of its roofline, with a communication panel under it).
 pub const HEIGHT: u32 = 720;
+/// Height of the communication panel under the roofline, pixels: a chart with collectives is
+/// `WIDTH × (HEIGHT + COMM_HEIGHT)`.
+pub const COMM_HEIGHT: u32 = 600;
 /// Scale of the PNG relative to the SVG (1.5 × 1100 × 720 = 1650 × 1080 pixels).
 pub const PNG_SCALE: f32 = 1.5;
 /// Font of every text element; the PNG renderer has DejaVu Sans embedded.
