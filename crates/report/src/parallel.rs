@@ -76,8 +76,17 @@ fn layout_line(s: &ParallelStage, layers: u64) -> String {
     } else {
         String::new()
     };
+    let cp = if l.cp > 1 {
+        format!(
+            " × CP {} (ring attention, {} prompt tokens per device)",
+            l.cp,
+            l.cp_tokens(s.workload.seq_len)
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "TP {} × PP {}{stages}{ep}{} = {} devices",
+        "TP {} × PP {}{stages}{ep}{cp}{} = {} devices",
         l.tp,
         l.pp,
         if l.sequence_parallel {
@@ -212,6 +221,7 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
         "pp",
         "sequence_parallel",
         "ep",
+        "cp",
         "name",
         "role",
         "kind",
@@ -233,6 +243,7 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
                 s.layout.pp.to_string(),
                 s.layout.sequence_parallel.to_string(),
                 s.layout.ep.to_string(),
+                s.layout.cp.to_string(),
                 row.name.to_string(),
                 row.role.to_string(),
                 row.kind.to_string(),
@@ -249,6 +260,39 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
     }
     w.flush()?;
     Ok(())
+}
+
+/// The degrees a `sweep --tp` series holds fixed, as ` · fixed beside TP: PP 2 × CP 4`; empty
+/// for a plain `sweep --tp`.
+fn fixed_line(series: &[ParallelStage]) -> String {
+    let Some(f) = crate::doc::parallel::FixedLayoutDoc::of(series) else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if f.pp > 1 {
+        parts.push(format!("PP {}", f.pp));
+    }
+    if f.ep > 1 {
+        parts.push(format!("EP {}", f.ep));
+    }
+    if f.cp > 1 {
+        parts.push(format!("CP {}", f.cp));
+    }
+    let mut line = if parts.is_empty() {
+        " · fixed beside TP:".to_string()
+    } else {
+        format!(" · fixed beside TP: {}", parts.join(" × "))
+    };
+    if f.expert_imbalance > 1.0 {
+        line.push_str(&format!(
+            " (busiest {:.2}× the mean routed tokens)",
+            f.expert_imbalance
+        ));
+    }
+    if f.sequence_parallel {
+        line.push_str(" (sequence parallel above TP 1)");
+    }
+    line
 }
 
 fn point(s: &ParallelStage) -> ScalingPointDoc {
@@ -327,11 +371,12 @@ pub fn write_scaling(
                 }
                 writeln!(
                     out,
-                    "{} · {} on {} · {}",
+                    "{} · {} on {} · {}{}",
                     first.workload.stage,
                     model.name,
                     system.name,
-                    crate::analysis::workload_line(&first.single)
+                    crate::analysis::workload_line(&first.single),
+                    fixed_line(s)
                 )?;
                 let mut t = new_table(&[
                     "TP",
