@@ -278,11 +278,7 @@ fn fixed_line(series: &[ParallelStage]) -> String {
     if f.cp > 1 {
         parts.push(format!("CP {}", f.cp));
     }
-    let mut line = if parts.is_empty() {
-        " · fixed beside TP:".to_string()
-    } else {
-        format!(" · fixed beside TP: {}", parts.join(" × "))
-    };
+    let mut line = format!(" · fixed beside TP: {}", parts.join(" × "));
     if f.expert_imbalance > 1.0 {
         line.push_str(&format!(
             " (busiest {:.2}× the mean routed tokens)",
@@ -290,7 +286,11 @@ fn fixed_line(series: &[ParallelStage]) -> String {
         ));
     }
     if f.sequence_parallel {
-        line.push_str(" (sequence parallel above TP 1)");
+        line.push_str(if parts.is_empty() {
+            "sequence parallel above TP 1"
+        } else {
+            ", sequence parallel above TP 1"
+        });
     }
     line
 }

@@ -30,7 +30,7 @@ pub struct ParallelArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub system: Option<String>,
     /// Devices of --hardware, in the chip's default node (`roofline hardware show CHIP`);
-    /// defaults to tp × pp.
+    /// defaults to tp × pp × ep × cp.
     #[arg(long, value_parser = super::values::parse_degree)]
     pub devices: Option<u32>,
     /// Tensor-parallel degree: each linear split over this many devices (Megatron-LM).

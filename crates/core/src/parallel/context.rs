@@ -34,9 +34,10 @@
 //! send/recv of S priced on the fabric ([`collective_cost`], point to point: α + S/B), between
 //! neighbours in a node or, when the ring spans nodes, across the network (the slowest hop
 //! bounds each step); the node runs the c − 1 steps: (c − 1)·(α + S/B), traffic (c − 1)·S.
-//! A ring all-gather of the c blocks sends the same (c − 1)/c of c·S per rank; it is not used,
-//! because NCCL would split it over every rail and algorithm, which the send/recv rounds of
-//! ring attention do not. The K/V arrive while the attention runs: step k's attention hides the
+//! A ring all-gather of the c blocks sends the same (c − 1)/c of c·S per rank, but priced as
+//! NCCL's all-gather it would pay one base latency for all its steps and, across nodes, spread
+//! over every NIC rail: ring attention's c − 1 rounds of send/recv get neither, so they are
+//! priced as such. The K/V arrive while the attention runs: step k's attention hides the
 //! transfer of block k + 1 ([`super::schedule`]). The device keeps two blocks of received K/V
 //! (the one attended and the one in flight).
 //!

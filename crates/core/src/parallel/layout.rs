@@ -63,9 +63,9 @@ pub enum LayoutError {
         /// KV heads.
         kv_heads: u64,
     },
-    /// More devices in all (t · p · e) than any system holds.
+    /// More devices in all (t · p · e · c) than any system holds.
     Devices {
-        /// t · p · e.
+        /// t · p · e · c.
         devices: u64,
     },
     /// More pipeline stages than blocks.

@@ -57,17 +57,20 @@ struct Ring {
 /// bound that favours exposure). A pipeline's send between stages runs between their compute:
 /// exposed whole.
 ///
-/// A ring exchange of K/V ([`Role::CpRingKv`], n = c − 1 steps of t_c each from its start R)
-/// overlaps the attention it feeds, as ring attention runs it (Liu et al. 2023, §3): step k's
-/// attention runs while block k + 1 is in flight. The attention nodes that read its blocks (and
-/// the attention-core nodes right after them: an unfused softmax, S·V) form one run of n equal
-/// steps, D in all, that starts once the compute stream is free, its other inputs are written
-/// and the first block has arrived (R + t_c), and ends no sooner than D after that start nor
-/// D/n after the last block has arrived (R + n·t_c): the critical path of the step-by-step
-/// pipeline (the larger of its first and last step's wait). With the device's own block taking
-/// a₀ first and equal steps of a, the exposed time is max(0, t_c − a₀) when t_c ≤ a, and
-/// n·t_c + a − a₀ − n·a, n·(t_c − a) when a₀ = a, past it: the exchange is hidden up to the
-/// attention it feeds.
+/// A ring exchange of K/V ([`Role::CpRingKv`]: n = c − 1 sends of t_c each, from its start R)
+/// overlaps the attention it feeds, as ring attention runs it (Liu et al. 2023): step k's
+/// attention runs while block k + 1 is in flight. The attention nodes that read its blocks,
+/// with the attention-core nodes right after them (an unfused softmax and S·V), form one run of
+/// n equal steps, D in all. The run starts once the compute stream is free, its other inputs
+/// are written and the first block has arrived (R + t_c), and it ends no sooner than D after
+/// its start nor D/n after the last block has arrived (R + n·t_c): the critical path of the
+/// step-by-step pipeline, whose longest wait is before its first or its last step.
+///
+/// With the device's own block first (a₀, from R) and arriving steps of a: the step ends at
+/// R + max(a₀ + n·a, t_c + n·a, n·t_c + a), so the exposed time is
+/// max(0, t_c − a₀, n·t_c + a − a₀ − n·a): none while a send takes no longer than the step
+/// beside it, and n·(t_c − a) = the exchange less the attention beside it when a₀ = a < t_c.
+/// The first block's send is counted in this: it overlaps the device's own block.
 pub fn schedule(graph: &OpGraph, rows: &[OpRow]) -> Schedule {
     let mut ready = vec![0.0f64; graph.tensors().len()];
     let (mut compute_free, mut comm_free) = (0.0f64, 0.0f64);
