@@ -505,3 +505,298 @@ fn bad_layouts_and_systems_name_their_flag_with_a_hint() {
         "--hardware",
     );
 }
+
+/// Llama-3.1-70B prefill of one 32768-token prompt on a DGX H100, context parallel over 4
+/// GPUs, FlashAttention.
+const LLAMA_CP4: &[&str] = &[
+    "analyze",
+    "llama-3.1-70b",
+    "--system",
+    "dgx-h100",
+    "--cp",
+    "4",
+    "--stage",
+    "prefill",
+    "--seq-len",
+    "32768",
+    "--flash-attention",
+];
+
+#[test]
+fn analyze_cp4_has_a_ring_of_three_sends_of_the_hand_computed_block() -> TestResult {
+    let v = checked("analyze-parallel", LLAMA_CP4);
+    let s = &v["stages"][0];
+    assert_eq!(s["stage"], "prefill");
+    assert_eq!(s["layout"]["cp"], 4);
+    assert_eq!(s["layout"]["tp"], 1);
+    assert_eq!(s["layout"]["devices"], 4);
+    let ops = s["ops"].as_array().ok_or("no ops")?;
+    let rings: Vec<&Value> = ops.iter().filter(|o| o["role"] == "cp_ring_kv").collect();
+    assert_eq!(rings.len(), 1);
+    let ring = rings[0];
+    assert_eq!(ring["name"], "attention.cp_ring_kv");
+    assert_eq!(ring["count"], 80);
+    // 2c = 8 chunks of 4096 tokens, two a device: its block is K and V of 8192 tokens, 8 KV
+    // heads of 128, bf16: 2 · 8192 · 8 · 128 · 2 = 33,554,432 B, sent c − 1 = 3 times.
+    let block = 2.0 * 8192.0 * 8.0 * 128.0 * 2.0;
+    let link = &ring["link"];
+    assert_eq!(link["collective"], "send_recv");
+    assert_eq!(link["ranks"], 4);
+    assert_eq!(link["tier"], "scale_up");
+    assert_eq!(link["bytes"].as_f64(), Some(block));
+    assert_eq!(link["traffic_bytes"].as_f64(), Some(3.0 * block));
+    let bw = link["bandwidth_bytes_per_s"].as_f64().ok_or("bandwidth")?;
+    let xfer = link["transfer_s"].as_f64().ok_or("transfer")?;
+    assert!((xfer - 3.0 * block / bw).abs() <= 1e-12 * xfer);
+    // The device's own block of attention and the three that arrive.
+    let names: Vec<&str> = ops
+        .iter()
+        .filter(|o| o["role"] == "fused_attention")
+        .filter_map(|o| o["name"].as_str())
+        .collect();
+    assert_eq!(names, ["attention", "attention.cp_remote"]);
+    // Its KV cache: 2 · 80 blocks · 8 · 128 · 2 B × 8192 tokens, a quarter of the prompt's.
+    let kv = 2.0 * 80.0 * 8.0 * 128.0 * 2.0 * 8192.0;
+    assert_eq!(s["memory"]["kv_cache_bytes"].as_f64(), Some(kv));
+    // 75 µs sends beside milliseconds of attention a block: all hidden.
+    let sc = &s["schedule"];
+    assert!(sc["communication_s"].as_f64().ok_or("communication")? > 0.0);
+    assert_eq!(sc["exposed_communication_s"].as_f64(), Some(0.0));
+
+    roofline()
+        .args(LLAMA_CP4)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("attention.cp_ring_kv"))
+        .stdout(predicate::str::contains("attention.cp_remote"))
+        .stdout(predicate::str::contains(
+            "CP 4 (ring attention, 8192 prompt tokens per device)",
+        ))
+        .stdout(predicate::str::contains("exposed communication 0 s"))
+        .stderr("");
+    Ok(())
+}
+
+#[test]
+fn context_parallelism_outside_a_long_enough_prefill_is_refused_naming_cp() {
+    refused(
+        &["analyze", "llama-3.1-70b", "--cp", "2", "--stage", "decode"],
+        "--cp",
+    );
+    // --stage both (the default) has a decode step.
+    refused(&["analyze", "llama-3.1-70b", "--cp", "2"], "--cp");
+    // 2c = 8 chunks of a 6-token prompt.
+    refused(
+        &[
+            "analyze",
+            "llama-3.1-70b",
+            "--cp",
+            "4",
+            "--stage",
+            "prefill",
+            "--seq-len",
+            "6",
+        ],
+        "--cp",
+    );
+    refused(
+        &["analyze", "deepseek-v3", "--cp", "2", "--stage", "prefill"],
+        "--cp",
+    );
+    refused(&["analyze", "llama-3.1-70b", "--cp", "0"], "--cp");
+    // A DGX H100 has 8 GPUs: tp 4 × cp 4 needs 16.
+    refused(
+        &[
+            "analyze",
+            "llama-3.1-70b",
+            "--tp",
+            "4",
+            "--cp",
+            "4",
+            "--stage",
+            "prefill",
+            "--system",
+            "dgx-h100",
+        ],
+        "--tp 4 --cp 4",
+    );
+}
+
+#[test]
+fn plan_for_prefill_lists_context_parallel_layouts() -> TestResult {
+    let args = [
+        "plan",
+        "llama-3.1-70b",
+        "--system",
+        "dgx-h100",
+        "--stage",
+        "prefill",
+        "--seq-len",
+        "32768",
+        "--flash-attention",
+        "--top",
+        "100",
+    ];
+    let v = checked("plan", &args);
+    let ranked = v["by_latency"].as_array().ok_or("no ranking")?;
+    assert!(ranked.iter().any(|p| p["layout"]["cp"].as_u64() > Some(1)));
+    for p in ranked {
+        let l = &p["layout"];
+        let product = ["tp", "pp", "ep", "cp"]
+            .iter()
+            .map(|k| l[*k].as_u64().unwrap_or(0))
+            .product::<u64>();
+        assert_eq!(l["devices"].as_u64(), Some(product));
+    }
+    roofline()
+        .args(args)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("× CP 2"))
+        .stderr("");
+    // Decode plans no context parallelism.
+    let d = checked("plan", MIXTRAL_PLAN);
+    for key in ["by_latency", "not_fitting"] {
+        for p in d[key].as_array().ok_or("no plans")? {
+            assert_eq!(p["layout"]["cp"], 1);
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn sweep_tp_holds_the_other_degrees_fixed() -> TestResult {
+    let v = checked(
+        "sweep-tp",
+        &[
+            "sweep",
+            "llama-3.1-70b",
+            "--tp",
+            "1,2",
+            "--pp",
+            "2",
+            "--batch",
+            "8",
+            "--hardware",
+            "h100-sxm",
+        ],
+    );
+    let series = v["series"].as_array().ok_or("no series")?;
+    assert_eq!(series.len(), 1);
+    assert_eq!(series[0]["fixed"]["pp"], 2);
+    let devices: Vec<u64> = series[0]["points"]
+        .as_array()
+        .ok_or("no points")?
+        .iter()
+        .filter_map(|p| p["devices"].as_u64())
+        .collect();
+    // t · p: 1 · 2 and 2 · 2.
+    assert_eq!(devices, [2, 4]);
+    // Mixtral with its experts split 4 ways beside each tp.
+    let v = checked(
+        "sweep-tp",
+        &[
+            "sweep",
+            "mixtral-8x7b",
+            "--tp",
+            "1,2",
+            "--ep",
+            "4",
+            "--batch",
+            "8",
+            "--hardware",
+            "h100-sxm",
+        ],
+    );
+    assert_eq!(v["series"][0]["fixed"]["ep"], 4);
+    assert_eq!(v["series"][0]["points"][1]["devices"], 8);
+    // Context parallelism beside tp in prefill.
+    let v = checked(
+        "sweep-tp",
+        &[
+            "sweep",
+            "llama-3.1-70b",
+            "--tp",
+            "1,2",
+            "--cp",
+            "2",
+            "--stage",
+            "prefill",
+            "--seq-len",
+            "4096",
+            "--batch",
+            "1",
+            "--hardware",
+            "h100-sxm",
+        ],
+    );
+    assert_eq!(v["series"][0]["fixed"]["cp"], 2);
+    // A plain sweep --tp is unchanged: no `fixed`.
+    let plain = checked(
+        "sweep-tp",
+        &[
+            "sweep",
+            "llama-3.1-70b",
+            "--tp",
+            "1,2",
+            "--batch",
+            "8",
+            "--hardware",
+            "h100-sxm",
+        ],
+    );
+    assert!(plain["series"][0].get("fixed").is_none());
+    roofline()
+        .args([
+            "sweep",
+            "llama-3.1-70b",
+            "--tp",
+            "1,2",
+            "--pp",
+            "2",
+            "--batch",
+            "8",
+            "--hardware",
+            "h100-sxm",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("fixed beside TP: PP 2"))
+        .stderr("");
+    Ok(())
+}
+
+#[test]
+fn sweep_refuses_fixed_degrees_that_make_no_sense() {
+    // Without --tp there is no layout to hold them in.
+    refused(&["sweep", "llama-3.1-70b", "--pp", "2"], "--pp");
+    refused(&["sweep", "llama-3.1-70b", "--cp", "2"], "--cp");
+    refused(
+        &["sweep", "llama-3.1-70b", "--sequence-parallel"],
+        "--sequence-parallel",
+    );
+    // The sweep's default stage is decode.
+    refused(
+        &["sweep", "llama-3.1-70b", "--tp", "1,2", "--cp", "2"],
+        "--cp",
+    );
+    refused(
+        &["sweep", "llama-3.1-70b", "--tp", "1,2", "--ep", "2"],
+        "--ep",
+    );
+    refused(
+        &[
+            "sweep",
+            "mixtral-8x7b",
+            "--tp",
+            "1,2",
+            "--expert-imbalance",
+            "2",
+        ],
+        "--expert-imbalance",
+    );
+    refused(
+        &["sweep", "llama-3.1-70b", "--tp", "1,2", "--pp", "81"],
+        "--pp",
+    );
+}

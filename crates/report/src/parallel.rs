@@ -78,8 +78,17 @@ pub(crate) fn layout_line(s: &ParallelStage, layers: u64) -> String {
     } else {
         String::new()
     };
+    let cp = if l.cp > 1 {
+        format!(
+            " × CP {} (ring attention, {} prompt tokens per device)",
+            l.cp,
+            l.cp_tokens(s.workload.seq_len)
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "TP {} × PP {}{stages}{ep}{} = {} devices",
+        "TP {} × PP {}{stages}{ep}{cp}{} = {} devices",
         l.tp,
         l.pp,
         if l.sequence_parallel {
@@ -238,6 +247,7 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
         "pp",
         "sequence_parallel",
         "ep",
+        "cp",
         "name",
         "role",
         "kind",
@@ -259,6 +269,7 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
                 s.layout.pp.to_string(),
                 s.layout.sequence_parallel.to_string(),
                 s.layout.ep.to_string(),
+                s.layout.cp.to_string(),
                 row.name.to_string(),
                 row.role.to_string(),
                 row.kind.to_string(),
@@ -275,6 +286,39 @@ fn write_csv(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
     }
     w.flush()?;
     Ok(())
+}
+
+/// The degrees a `sweep --tp` series holds fixed, as ` · fixed beside TP: PP 2 × CP 4`; empty
+/// for a plain `sweep --tp`.
+fn fixed_line(series: &[ParallelStage]) -> String {
+    let Some(f) = crate::doc::parallel::FixedLayoutDoc::of(series) else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if f.pp > 1 {
+        parts.push(format!("PP {}", f.pp));
+    }
+    if f.ep > 1 {
+        parts.push(format!("EP {}", f.ep));
+    }
+    if f.cp > 1 {
+        parts.push(format!("CP {}", f.cp));
+    }
+    let mut line = format!(" · fixed beside TP: {}", parts.join(" × "));
+    if f.expert_imbalance > 1.0 {
+        line.push_str(&format!(
+            " (busiest {:.2}× the mean routed tokens)",
+            f.expert_imbalance
+        ));
+    }
+    if f.sequence_parallel {
+        line.push_str(if parts.is_empty() {
+            "sequence parallel above TP 1"
+        } else {
+            ", sequence parallel above TP 1"
+        });
+    }
+    line
 }
 
 fn point(s: &ParallelStage) -> ScalingPointDoc {
@@ -353,11 +397,12 @@ pub fn write_scaling(
                 }
                 writeln!(
                     out,
-                    "{} · {} on {} · {}",
+                    "{} · {} on {} · {}{}",
                     first.workload.stage,
                     model.name,
                     system.name,
-                    crate::analysis::workload_line(&first.single)
+                    crate::analysis::workload_line(&first.single),
+                    fixed_line(s)
                 )?;
                 let mut t = new_table(&[
                     "TP",

@@ -27,10 +27,14 @@ pub struct PlanReport<'a> {
     pub top: usize,
 }
 
-/// A layout as `TP 4 × PP 1 × EP 2`, with `+SP` for sequence parallelism.
+/// A layout as `TP 4 × PP 1 × EP 2`, with `× CP 2` for context parallelism and `+SP` for
+/// sequence parallelism.
 pub fn layout_name(p: &Plan) -> String {
     let l = p.layout;
     let mut s = format!("TP {} × PP {} × EP {}", l.tp, l.pp, l.ep);
+    if l.cp > 1 {
+        s.push_str(&format!(" × CP {}", l.cp));
+    }
     if l.sequence_parallel {
         s.push_str(" +SP");
     }
@@ -126,6 +130,7 @@ pub fn write_plan(
                 "pp",
                 "ep",
                 "sequence_parallel",
+                "cp",
                 "devices",
                 "replicas",
                 "fits",
@@ -141,6 +146,7 @@ pub fn write_plan(
                     l.pp.to_string(),
                     l.ep.to_string(),
                     l.sequence_parallel.to_string(),
+                    l.cp.to_string(),
                     l.devices().to_string(),
                     p.replicas.to_string(),
                     p.fits().to_string(),

@@ -30,7 +30,7 @@ pub struct ParallelArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub system: Option<String>,
     /// Devices of --hardware, in the chip's default node (`roofline hardware show CHIP`);
-    /// defaults to tp × pp.
+    /// defaults to tp × pp × ep × cp.
     #[arg(long, value_parser = super::values::parse_degree)]
     pub devices: Option<u32>,
     /// Tensor-parallel degree: each linear split over this many devices (Megatron-LM).
@@ -51,6 +51,11 @@ pub struct ParallelArgs {
     /// (1 = balanced, at most --ep).
     #[arg(long, default_value_t = 1.0)]
     pub expert_imbalance: f64,
+    /// Context-parallel degree (prefill): each prompt split over this many devices by ring
+    /// attention, in 2 × this many chunks for a balanced causal mask; the K/V blocks pass round
+    /// the ring behind the attention.
+    #[arg(long, default_value_t = 1, value_parser = super::values::parse_degree)]
+    pub cp: u32,
 }
 
 impl ParallelArgs {
@@ -61,6 +66,7 @@ impl ParallelArgs {
             || self.tp > 1
             || self.pp > 1
             || self.ep > 1
+            || self.cp > 1
             || self.sequence_parallel
             // Routing skew is a parallel flag: on one device it would be ignored.
             || self.expert_imbalance != 1.0
@@ -74,6 +80,7 @@ impl ParallelArgs {
             sequence_parallel: self.sequence_parallel,
             ep: self.ep,
             expert_imbalance: self.expert_imbalance,
+            cp: self.cp,
         }
     }
 }

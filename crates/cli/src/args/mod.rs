@@ -66,7 +66,8 @@ pub enum Command {
     /// Inference MBU (and MFU) of a measured decode step.
     Mbu(MbuArgs),
     /// How to split a model over a system's devices for inference: every tensor, pipeline and
-    /// expert parallel layout, ranked by time per step and tokens per second per device.
+    /// expert parallel layout (and context parallel, for prefill), ranked by time per step and
+    /// tokens per second per device.
     Plan(PlanArgs),
     /// Sweep batch, length, precision and chip: each operator's bound and crossover batch.
     Sweep(SweepArgs),

@@ -1,7 +1,7 @@
 //! `roofline sweep`.
 
 use super::common::{FormatArg, LogitsArg, PlotArgs, ReserveArg, StageArg};
-use super::values::{parse_precision, parse_uint_list, UintList};
+use super::values::{parse_degree, parse_precision, parse_uint_list, UintList};
 use clap::Args;
 use roofline_core::precision::Precision;
 
@@ -53,6 +53,23 @@ pub struct SweepArgs {
     /// With --tp: a system of many chips (an id or file) instead of --hardware's default node.
     #[arg(long, value_name = "NAME|FILE")]
     pub system: Option<String>,
+    /// With --tp: a pipeline-parallel degree held fixed beside each swept --tp.
+    #[arg(long, value_parser = parse_degree)]
+    pub pp: Option<u32>,
+    /// With --tp: an expert-parallel degree held fixed beside each swept --tp (mixtures of
+    /// experts).
+    #[arg(long, value_parser = parse_degree)]
+    pub ep: Option<u32>,
+    /// With --tp and --ep: the busiest device gets this many times the mean routed tokens.
+    #[arg(long)]
+    pub expert_imbalance: Option<f64>,
+    /// With --tp: sequence parallelism at every swept degree above 1.
+    #[arg(long)]
+    pub sequence_parallel: bool,
+    /// With --tp and --stage prefill: a context-parallel degree held fixed beside each swept
+    /// --tp (ring attention over the chunks of each prompt).
+    #[arg(long, value_parser = parse_degree)]
+    pub cp: Option<u32>,
     /// `--plot FILE` draws throughput and latency against batch, and each operator's intensity
     /// against batch with the ridge (`.svg` or `.png`); `--force` overwrites it.
     #[command(flatten)]

@@ -1,5 +1,5 @@
-//! `roofline analyze` on many devices: `--system`, `--devices`, `--tp`, `--pp`,
-//! `--sequence-parallel`.
+//! `roofline analyze` on many devices: `--system`, `--devices`, `--tp`, `--pp`, `--ep`,
+//! `--expert-imbalance`, `--cp`, `--sequence-parallel`.
 
 use crate::args::AnalyzeArgs;
 use crate::error::CliError;
@@ -24,7 +24,9 @@ pub(crate) fn refuse_single_device_flags(a: &AnalyzeArgs) -> Result<(), CliError
     ];
     match unsupported.iter().find(|(_, on)| *on) {
         Some((flag, _)) => Err(CliError::bad_input(
-            format!("`{flag}` does not combine with --system, --devices, --tp or --pp yet"),
+            format!(
+                "`{flag}` does not combine with --system, --devices, --tp, --pp, --ep or --cp yet"
+            ),
             Some(format!(
                 "drop {flag}, or analyse one device (no parallel flags)"
             )),
@@ -50,13 +52,19 @@ pub(crate) struct Flags<'a> {
     pub layout: &'a str,
 }
 
-/// The layout flags of `l` as typed: each degree above 1 (`--tp 4 --pp 2`), `--tp 1` with none.
+/// The layout flags of `l` as typed: each degree above 1 (`--tp 4 --pp 2 --cp 2`), `--tp 1`
+/// with none.
 pub(crate) fn layout_flags(l: &Layout) -> String {
-    let flags: Vec<String> = [("--tp", l.tp), ("--pp", l.pp), ("--ep", l.ep)]
-        .iter()
-        .filter(|(_, v)| *v > 1)
-        .map(|(f, v)| format!("{f} {v}"))
-        .collect();
+    let flags: Vec<String> = [
+        ("--tp", l.tp),
+        ("--pp", l.pp),
+        ("--ep", l.ep),
+        ("--cp", l.cp),
+    ]
+    .iter()
+    .filter(|(_, v)| *v > 1)
+    .map(|(f, v)| format!("{f} {v}"))
+    .collect();
     if flags.is_empty() {
         "--tp 1".into()
     } else {
@@ -69,6 +77,18 @@ pub(crate) fn layout_flags(l: &Layout) -> String {
 pub(crate) fn check_layout(layout: &Layout, model: &Transformer) -> Result<(), CliError> {
     layout
         .validate(model)
+        .map_err(|e| layout_error(&e, layout, model))
+}
+
+/// Checks `layout` against `model` and `workload` ([`Layout::validate_for`]): context
+/// parallelism in decode, or on a prompt too short for its chunks, names `--cp`.
+pub(crate) fn check_workload(
+    layout: &Layout,
+    model: &Transformer,
+    workload: &Workload,
+) -> Result<(), CliError> {
+    layout
+        .validate_for(model, workload)
         .map_err(|e| layout_error(&e, layout, model))
 }
 
@@ -85,7 +105,7 @@ fn layout_error(e: &LayoutError, layout: &Layout, model: &Transformer) -> CliErr
     if let LayoutError::Devices { .. } = e {
         return CliError::bad_input(
             format!("`{}`: {e}", layout_flags(layout)),
-            Some("lower --tp, --pp or --ep".into()),
+            Some("lower --tp, --pp, --ep or --cp".into()),
         );
     }
     let hint = match *e {
@@ -115,6 +135,18 @@ fn layout_error(e: &LayoutError, layout: &Layout, model: &Transformer) -> CliErr
             .into(),
         LayoutError::Imbalance { ep, .. } => {
             format!("give --expert-imbalance between 1 (balanced) and {ep}")
+        }
+        LayoutError::ContextStage { .. } => "context parallelism splits a prompt over devices: \
+             give --stage prefill with --cp, or drop --cp (split a decode step with --tp, --pp \
+             or --ep)"
+            .into(),
+        LayoutError::ContextLength { seq_len, .. } => format!(
+            "give --cp of at most {} (2 chunks of at least one token per device), or a longer \
+             --seq-len",
+            (seq_len / 2).max(1)
+        ),
+        LayoutError::ContextUnsupported { .. } => {
+            format!("drop --cp: split `{}` with --tp, --pp or --ep", model.name)
         }
         LayoutError::Degree { .. } => format!(
             "give a degree from 1 to {}",
@@ -206,7 +238,7 @@ fn system_error(e: &SystemError, f: &Flags<'_>, system: Option<&System>) -> CliE
                     s.id
                 ),
                 Some(format!(
-                    "lower --tp, --pp or --ep to {available} devices in all, or give a larger \
+                    "lower --tp, --pp, --ep or --cp to {available} devices in all, or give a larger \
                      --system (`roofline hardware list --systems`)"
                 )),
             ),
@@ -216,7 +248,7 @@ fn system_error(e: &SystemError, f: &Flags<'_>, system: Option<&System>) -> CliE
                      {available}"
                 ),
                 Some(format!(
-                    "give --devices {needed} or more, or lower --tp, --pp or --ep"
+                    "give --devices {needed} or more, or lower --tp, --pp, --ep or --cp"
                 )),
             ),
         },
@@ -256,7 +288,7 @@ pub(crate) fn parallel_error(e: ParallelAnalysisError, f: &Flags<'_>, system: &S
             why,
         })) => {
             let within = format!(
-                "keep tp × pp × ep within one node ({} devices of {})",
+                "keep tp × pp × ep × cp within one node ({} devices of {})",
                 system.gpus_per_node, system.chip.id
             );
             match f.system {
@@ -335,21 +367,33 @@ pub(crate) fn prepare(
         takes_devices: true,
         layout: &lay,
     };
+    let precisions = super::analyze::precisions(a)?;
+    let stages: &[Stage] = a.stage.stages();
+    let workloads: Vec<Workload> = stages
+        .iter()
+        .map(|&stage| {
+            Workload::new(stage, a.batch, a.seq_len, a.context)
+                .with_precisions(precisions)
+                .flash_attention(a.flash_attention)
+                .with_logits(a.logits.into())
+        })
+        .collect();
+    // A layout the workload does not take (context parallelism in decode) names its flag
+    // before any system is built.
+    for w in &workloads {
+        if w.validate().is_ok() {
+            check_workload(&layout, &model, w)?;
+        }
+    }
     let mut system = system_of(&flags, layout.devices())?;
     if let Some(l) = a.launch_overhead {
         system.chip.launch_overhead =
             roofline_core::cited::Cited::new(roofline_core::units::Seconds(l), "--launch-overhead");
     }
-    let precisions = super::analyze::precisions(a)?;
-    let stages: &[Stage] = a.stage.stages();
-    let analyses = stages
+    let analyses = workloads
         .iter()
-        .map(|&stage| {
-            let w = Workload::new(stage, a.batch, a.seq_len, a.context)
-                .with_precisions(precisions)
-                .flash_attention(a.flash_attention)
-                .with_logits(a.logits.into());
-            analyze_parallel(&model, &w, &system, layout, a.reserve.memory_reserve)
+        .map(|w| {
+            analyze_parallel(&model, w, &system, layout, a.reserve.memory_reserve)
                 .map_err(|e| parallel_error(e, &flags, &system))
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -5,6 +5,7 @@ use super::analyze_parallel;
 use crate::args::SweepArgs;
 use crate::error::{CliError, Kind};
 use crate::output::{check_output, write_output};
+use roofline_core::parallel::Layout;
 use roofline_core::precision::Precision;
 use roofline_core::sweep::{sweep, SweepSpec};
 use roofline_core::workload::{Precisions, Stage, Workload};
@@ -35,6 +36,22 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     if let Some(tps) = &a.tp {
         return run_tp(a, &tps.0, out);
+    }
+    let fixed = [
+        ("--pp", a.pp.is_some()),
+        ("--ep", a.ep.is_some()),
+        ("--expert-imbalance", a.expert_imbalance.is_some()),
+        ("--sequence-parallel", a.sequence_parallel),
+        ("--cp", a.cp.is_some()),
+    ];
+    if let Some((flag, _)) = fixed.iter().find(|(_, on)| *on) {
+        return Err(CliError::bad_input(
+            format!("`{flag}` is a fixed part of the layout of `sweep --tp`: it goes with --tp"),
+            Some(format!(
+                "give --tp 1,2,4,8 with {flag} to sweep tensor-parallel degrees beside it, or \
+                 `roofline analyze` for one layout"
+            )),
+        ));
     }
     if a.system.is_some() {
         return Err(CliError::bad_input(
@@ -115,16 +132,26 @@ fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliErro
         })
         .collect::<Result<_, _>>()?;
     let model = load_model(&a.model)?;
+    // The other degrees, fixed beside each swept --tp.
+    let base = Layout {
+        pp: a.pp.unwrap_or(1),
+        ep: a.ep.unwrap_or(1),
+        expert_imbalance: a.expert_imbalance.unwrap_or(1.0),
+        sequence_parallel: a.sequence_parallel,
+        cp: a.cp.unwrap_or(1),
+        ..Layout::SINGLE
+    };
     for &tp in &tps {
-        let layout = roofline_core::parallel::Layout {
-            tp,
-            ..roofline_core::parallel::Layout::SINGLE
-        };
-        analyze_parallel::check_layout(&layout, &model)?;
+        analyze_parallel::check_layout(&Layout { tp, ..base }, &model)?;
     }
     let hardware = a.hardware.first().map_or("h100-sxm", String::as_str);
     let most = tps.iter().copied().max().unwrap_or(1);
-    let lay = format!("--tp {most}");
+    let largest = Layout { tp: most, ..base };
+    let lay = if base == Layout::SINGLE {
+        format!("--tp {most}")
+    } else {
+        analyze_parallel::layout_flags(&largest)
+    };
     let flags = analyze_parallel::Flags {
         system: a.system.as_deref(),
         devices: None,
@@ -133,7 +160,6 @@ fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliErro
         takes_devices: false,
         layout: &lay,
     };
-    let system = analyze_parallel::system_of(&flags, u64::from(most))?;
     let p = a.precision.first().copied().unwrap_or(Precision::Bf16);
     let precisions = Precisions::new(
         a.weight_precision.unwrap_or(p),
@@ -141,7 +167,39 @@ fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliErro
         a.kv_precision.unwrap_or(p),
     );
     let stages: &[Stage] = a.stage.stages();
+    let workloads = sweep_workloads(a, stages, precisions);
+    // A fixed degree the workload does not take (--cp in decode) names its flag before any
+    // system is built.
+    for w in workloads.iter().filter(|w| w.validate().is_ok()) {
+        analyze_parallel::check_workload(&largest, &model, w)?;
+    }
+    let system = analyze_parallel::system_of(&flags, largest.devices())?;
     let mut series = Vec::new();
+    for w in &workloads {
+        let stages = roofline_core::parallel::scaling::over_tp(
+            &model,
+            w,
+            &system,
+            base,
+            &tps,
+            a.reserve.memory_reserve,
+        )
+        .map_err(|e| analyze_parallel::parallel_error(e, &flags, &system))?;
+        series.push(stages);
+    }
+    roofline_report::parallel::write_scaling(
+        &model,
+        &system,
+        &series,
+        a.format.format.into(),
+        out,
+    )?;
+    Ok(())
+}
+
+/// Every workload of `sweep --tp`, in order: each stage, then each length, then each batch.
+fn sweep_workloads(a: &SweepArgs, stages: &[Stage], precisions: Precisions) -> Vec<Workload> {
+    let mut workloads = Vec::new();
     for &stage in stages {
         let lengths = match stage {
             Stage::Prefill => &a.seq_len.0,
@@ -153,29 +211,14 @@ fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliErro
                     Stage::Prefill => (len, 0),
                     _ => (1, len),
                 };
-                let w = Workload::new(stage, batch, s, c)
-                    .with_precisions(precisions)
-                    .flash_attention(a.flash_attention)
-                    .with_logits(a.logits.into());
-                let stages = roofline_core::parallel::scaling::over_tp(
-                    &model,
-                    &w,
-                    &system,
-                    roofline_core::parallel::Layout::SINGLE,
-                    &tps,
-                    a.reserve.memory_reserve,
-                )
-                .map_err(|e| analyze_parallel::parallel_error(e, &flags, &system))?;
-                series.push(stages);
+                workloads.push(
+                    Workload::new(stage, batch, s, c)
+                        .with_precisions(precisions)
+                        .flash_attention(a.flash_attention)
+                        .with_logits(a.logits.into()),
+                );
             }
         }
     }
-    roofline_report::parallel::write_scaling(
-        &model,
-        &system,
-        &series,
-        a.format.format.into(),
-        out,
-    )?;
-    Ok(())
+    workloads
 }

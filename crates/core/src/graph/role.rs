@@ -130,6 +130,10 @@ pub enum Role {
     EpDispatch,
     /// The all-to-all that brings the experts' outputs back.
     EpCombine,
+    /// Context parallelism's ring exchange of K/V blocks (ring attention, Liu et al. 2023):
+    /// c − 1 send/recv steps of one device's K and V, each hidden behind the attention of the
+    /// block before it.
+    CpRingKv,
     // ---- outside a model ----
     /// An operator on its own or in a user-given chain (`roofline op`, `roofline fuse`).
     Operator,
@@ -172,9 +176,8 @@ impl Role {
             | ExpertGateMul | ExpertDownProj | SharedGateProj | SharedUpProj | SharedActivation
             | SharedGateMul | SharedDownProj | MoeCombine => Part::Moe,
             FinalNorm | LmHead => Part::Head,
-            TpAllReduce | TpReduceScatter | TpAllGather | PpSendRecv | EpDispatch | EpCombine => {
-                Part::Communication
-            }
+            TpAllReduce | TpReduceScatter | TpAllGather | PpSendRecv | EpDispatch | EpCombine
+            | CpRingKv => Part::Communication,
             Operator => Part::Standalone,
         }
     }
@@ -270,6 +273,7 @@ impl Role {
             PpSendRecv => "pp_send_recv",
             EpDispatch => "ep_dispatch",
             EpCombine => "ep_combine",
+            CpRingKv => "cp_ring_kv",
             Operator => "operator",
         }
     }

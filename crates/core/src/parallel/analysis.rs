@@ -1,6 +1,7 @@
 //! One stage of a model on many devices: the single-device graph sharded
-//! ([`mod@super::shard`]), the pipeline's boundaries added, every node evaluated on the chip or
-//! its link, the step scheduled on two streams, and the memory one device holds.
+//! ([`mod@super::shard`]), its experts split ([`super::experts`]), its prompt split by ring
+//! attention ([`super::context`]), the pipeline's boundaries added, every node evaluated on the
+//! chip or its link, the step scheduled on two streams, and the memory one device holds.
 //!
 //! With p pipeline stages the graph keeps every block: its rows are the path of one step
 //! through the stages, each stage on its own devices, so its time is the latency of one step
@@ -8,6 +9,7 @@
 //! through the stages as one: a pipeline here buys memory, not throughput (splitting the batch
 //! into micro-batches that keep every stage busy is not modelled yet).
 
+use super::context::shard_context;
 use super::experts::shard_experts;
 use super::layout::Layout;
 use super::schedule::{schedule, Schedule};
@@ -49,7 +51,7 @@ impl std::error::Error for ParallelAnalysisError {}
 pub struct ParallelStage {
     /// The layout.
     pub layout: Layout,
-    /// Devices the layout uses (t · p · e).
+    /// Devices the layout uses (t · p · e · c).
     pub devices: u64,
     /// The workload.
     pub workload: Workload,
@@ -101,9 +103,14 @@ impl ParallelStage {
 /// Analyses `workload` of `model` on `system` under `layout`, keeping `reserve` of each
 /// device's memory.
 ///
+/// Each device builds the graph of its share of the workload: ⌈B/e⌉ sequences under expert
+/// parallelism (attention data-parallel over the e devices), and [`Layout::cp_tokens`] of each
+/// prompt under context parallelism; the passes then split it.
+///
 /// # Errors
 /// An invalid model, workload, reserve or chip (as [`analyze`]); a layout that does not fit
-/// the model or the system; a collective the fabric cannot carry.
+/// the model, the workload ([`Layout::validate_for`]) or the system; a collective the fabric
+/// cannot carry.
 pub fn analyze_parallel(
     model: &Transformer,
     workload: &Workload,
@@ -114,15 +121,17 @@ pub fn analyze_parallel(
     let single =
         analyze(model, workload, &system.chip, reserve).map_err(ParallelAnalysisError::Analysis)?;
     layout
-        .validate(model)
+        .validate_for(model, workload)
         .map_err(|e| ParallelAnalysisError::Parallel(ParallelError::Layout(e)))?;
     // Under expert parallelism attention runs data-parallel over the e devices: each builds
-    // the graph of its ⌈B/e⌉ sequences.
+    // the graph of its ⌈B/e⌉ sequences; under context parallelism, of its chunks of each
+    // prompt.
     let rank_workload = Workload {
         batch: workload.batch.div_ceil(u64::from(layout.ep)),
+        seq_len: layout.cp_tokens(workload.seq_len),
         ..*workload
     };
-    let rank = if layout.ep > 1 {
+    let rank = if layout.ep > 1 || layout.cp > 1 {
         analyze(model, &rank_workload, &system.chip, reserve)
             .map_err(ParallelAnalysisError::Analysis)?
             .graph
@@ -133,6 +142,9 @@ pub fn analyze_parallel(
         .map_err(ParallelAnalysisError::Parallel)?;
     let mut graph =
         shard_experts(&graph, model, layout, system).map_err(ParallelAnalysisError::Parallel)?;
+    if layout.cp > 1 {
+        graph = shard_context(&graph, layout, system).map_err(ParallelAnalysisError::Parallel)?;
+    }
     if layout.pp > 1 {
         add_stage_boundaries(&mut graph, model, &rank_workload, layout, system)
             .map_err(ParallelAnalysisError::Parallel)?;
@@ -258,8 +270,10 @@ fn held_weight_bytes(graph: &OpGraph, blocks: u64) -> f64 {
 
 /// What one device of the largest pipeline stage holds: its share of the weights (the single
 /// device's weights × the share of the graph's weight bytes it holds, [`held_weight_bytes`]:
-/// the embedding and lm_head as if on it, a bound), its share of the KV cache (the model's, × g_r/g for its KV heads, × its blocks / L),
-/// the peak of its live activations, and the reserve.
+/// the embedding and lm_head as if on it, a bound), its share of the KV cache (the model's for
+/// `workload`, the device's ⌈B/e⌉ sequences and its [`Layout::cp_tokens`] of each prompt,
+/// × g_r/g for its KV heads, × its blocks / L), the peak of its live activations (its tokens',
+/// and under context parallelism the two K/V blocks of the ring), and the reserve.
 #[allow(clippy::too_many_arguments)]
 fn device_memory(
     model: &Transformer,

@@ -18,11 +18,13 @@ use crate::model::Transformer;
 use crate::ops::{Communication, Op};
 use crate::units::Bytes;
 
-/// The expert-parallel group: `ep` ranks at a stride of the tensor-parallel degree (the
-/// tensor-parallel ranks of one attention replica are consecutive), so a node holds
-/// ⌊gpus_per_node / tp⌋ of them.
+/// The expert-parallel group: `ep` ranks at a stride of t · c, the tensor- and
+/// context-parallel degrees (the tensor-parallel ranks of one attention replica are
+/// consecutive, then its context-parallel ranks: Megatron-Core's order tp-cp-ep-dp-pp), so a
+/// node holds ⌊gpus_per_node / (t·c)⌋ of them.
 fn group(layout: Layout, system: &System) -> Group {
-    let per_node = (system.gpus_per_node / layout.tp.max(1)).max(1);
+    let stride = layout.tp.max(1).saturating_mul(layout.cp.max(1));
+    let per_node = (system.gpus_per_node / stride).max(1);
     Group {
         ranks: layout.ep,
         ranks_per_node: per_node.min(layout.ep),

@@ -1,7 +1,8 @@
-//! How a model is split over devices: the degrees of tensor and pipeline parallelism, and
-//! whether the tensor-parallel group also splits the sequence.
+//! How a model is split over devices: the degrees of tensor, pipeline, expert and context
+//! parallelism, and whether the tensor-parallel group also splits the sequence.
 
 use crate::model::Transformer;
+use crate::workload::{Stage, Workload};
 use serde::Serialize;
 use std::fmt;
 
@@ -25,6 +26,14 @@ pub struct Layout {
     /// Routing skew under expert parallelism: the busiest device receives this many times the
     /// mean T·k/e routed rows (1 = perfectly balanced; at most e).
     pub expert_imbalance: f64,
+    /// Context-parallel degree c (prefill only): each prompt split over c devices by ring
+    /// attention (Liu et al. 2023, "Ring Attention with Blockwise Transformers", arXiv
+    /// 2310.01889) with the load-balanced causal split of Megatron-Core and Llama 3 (Dubey et
+    /// al. 2024, §3.3.2): the prompt in 2c chunks, device i holding chunks i and 2c − 1 − i, so
+    /// that each device has ⌈s/2c⌉·2 tokens and 1/c of the causal attention; the K/V blocks
+    /// pass round the ring in c − 1 send/recv steps, each hidden behind the attention of the
+    /// block before ([`super::context`]).
+    pub cp: u32,
 }
 
 impl Default for Layout {
@@ -54,9 +63,9 @@ pub enum LayoutError {
         /// KV heads.
         kv_heads: u64,
     },
-    /// More devices in all (t · p · e) than any system holds.
+    /// More devices in all (t · p · e · c) than any system holds.
     Devices {
-        /// t · p · e.
+        /// t · p · e · c.
         devices: u64,
     },
     /// More pipeline stages than blocks.
@@ -80,12 +89,34 @@ pub enum LayoutError {
         /// The degree.
         ep: u32,
     },
+    /// Context parallelism asked of a decode step: it splits a prompt's tokens, and a decode
+    /// step has one token per sequence.
+    ContextStage {
+        /// The degree.
+        cp: u32,
+    },
+    /// A prompt shorter than the 2c chunks of the load-balanced split (at least one token
+    /// each).
+    ContextLength {
+        /// The degree.
+        cp: u32,
+        /// Prompt tokens per sequence.
+        seq_len: u64,
+    },
+    /// Context parallelism with a model or workload its pass does not model: multi-head latent
+    /// attention, or a sliding window shorter than the prompt.
+    ContextUnsupported {
+        /// The degree.
+        cp: u32,
+        /// What is not modelled, in words.
+        what: &'static str,
+    },
     /// A combination the passes do not model yet.
     Unsupported(&'static str),
 }
 
 impl LayoutError {
-    /// The quantity at fault (`tp`, `pp`).
+    /// The quantity at fault (`tp`, `pp`, `ep`, `cp`, `expert-imbalance`).
     pub fn quantity(&self) -> &'static str {
         match self {
             LayoutError::Degree { quantity, .. } => quantity,
@@ -95,6 +126,9 @@ impl LayoutError {
             LayoutError::Stages { .. } => "pp",
             LayoutError::Experts { .. } => "ep",
             LayoutError::Imbalance { .. } => "expert-imbalance",
+            LayoutError::ContextStage { .. }
+            | LayoutError::ContextLength { .. }
+            | LayoutError::ContextUnsupported { .. } => "cp",
         }
     }
 }
@@ -140,6 +174,21 @@ impl fmt::Display for LayoutError {
                 f,
                 "expert imbalance {value} must be between 1 (balanced) and ep = {ep} (every \
                  token on one device)"
+            ),
+            LayoutError::ContextStage { cp } => write!(
+                f,
+                "cp = {cp} splits a prompt's tokens over devices: context parallelism applies \
+                 to prefill only, and a decode step has one token per sequence"
+            ),
+            LayoutError::ContextLength { cp, seq_len } => write!(
+                f,
+                "cp = {cp} splits each prompt into {} chunks (2 per device, for a balanced \
+                 causal mask), more than its {seq_len} tokens",
+                2 * u64::from(*cp)
+            ),
+            LayoutError::ContextUnsupported { cp, what } => write!(
+                f,
+                "cp = {cp}: context parallelism with {what} is not modelled yet"
             ),
             LayoutError::Unsupported(what) => write!(f, "{what}"),
         }
@@ -191,11 +240,22 @@ impl Layout {
         sequence_parallel: false,
         ep: 1,
         expert_imbalance: 1.0,
+        cp: 1,
     };
 
-    /// Devices one replica uses: t · p · e.
+    /// Devices one replica uses: t · p · e · c.
     pub fn devices(&self) -> u64 {
-        u64::from(self.tp) * u64::from(self.pp) * u64::from(self.ep)
+        u64::from(self.tp) * u64::from(self.pp) * u64::from(self.ep) * u64::from(self.cp)
+    }
+
+    /// Prompt tokens each context-parallel device holds of a prompt of `seq_len`: 2·⌈s/2c⌉,
+    /// two chunks of the load-balanced split (the prompt padded to a multiple of 2c, as
+    /// Megatron-Core asks the sequence to be divisible by 2c); `seq_len` itself with c = 1.
+    pub fn cp_tokens(&self, seq_len: u64) -> u64 {
+        if self.cp <= 1 {
+            return seq_len;
+        }
+        2 * seq_len.div_ceil(2 * u64::from(self.cp))
     }
 
     /// KV heads each tensor-parallel rank holds: g / t, or 1 when t > g (each rank keeps the
@@ -215,11 +275,19 @@ impl Layout {
     ///
     /// # Errors
     /// A degree out of range; `tp` not dividing the heads, or the KV heads and `tp` not
-    /// dividing one another (multi-head latent attention splits only its heads); more stages
-    /// than blocks.
+    /// dividing one another (multi-head latent attention splits only its heads); more devices
+    /// than any system holds; `ep` not dividing the routed experts; an expert imbalance out of
+    /// range; more stages than blocks; context parallelism on multi-head latent attention
+    /// ([`LayoutError::ContextUnsupported`]: its K/V exchange would be the latent, re-expanded
+    /// on every device, which the pass does not model).
     pub fn validate(&self, model: &Transformer) -> Result<(), LayoutError> {
         let max = crate::comm::system::MAX_DEVICES;
-        for (quantity, value) in [("tp", self.tp), ("pp", self.pp), ("ep", self.ep)] {
+        for (quantity, value) in [
+            ("tp", self.tp),
+            ("pp", self.pp),
+            ("ep", self.ep),
+            ("cp", self.cp),
+        ] {
             if value == 0 || value > max {
                 return Err(LayoutError::Degree { quantity, value });
             }
@@ -253,6 +321,52 @@ impl Layout {
             return Err(LayoutError::Stages {
                 pp: self.pp,
                 layers: model.layers,
+            });
+        }
+        if self.cp > 1 && model.variant.mla.is_some() {
+            return Err(LayoutError::ContextUnsupported {
+                cp: self.cp,
+                what: "multi-head latent attention (DeepSeek-V2/V3)",
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks the layout against `model` ([`Layout::validate`]) and against `workload`: context
+    /// parallelism needs a prefill whose prompt fills the 2c chunks of the load-balanced split,
+    /// and no sliding window shorter than the prompt.
+    ///
+    /// # Errors
+    /// As [`Layout::validate`]; [`LayoutError::ContextStage`] for cp > 1 in decode;
+    /// [`LayoutError::ContextLength`] for a prompt of fewer than 2c tokens;
+    /// [`LayoutError::ContextUnsupported`] for a sliding window shorter than the prompt (the
+    /// ring would skip the blocks outside it, which the pass does not model).
+    pub fn validate_for(
+        &self,
+        model: &Transformer,
+        workload: &Workload,
+    ) -> Result<(), LayoutError> {
+        self.validate(model)?;
+        if self.cp <= 1 {
+            return Ok(());
+        }
+        if workload.stage != Stage::Prefill {
+            return Err(LayoutError::ContextStage { cp: self.cp });
+        }
+        if workload.seq_len < 2 * u64::from(self.cp) {
+            return Err(LayoutError::ContextLength {
+                cp: self.cp,
+                seq_len: workload.seq_len,
+            });
+        }
+        if model
+            .variant
+            .sliding_window
+            .is_some_and(|w| w < workload.seq_len)
+        {
+            return Err(LayoutError::ContextUnsupported {
+                cp: self.cp,
+                what: "a sliding window shorter than the prompt",
             });
         }
         Ok(())

@@ -2,6 +2,8 @@
 //! streams.
 //!
 //! - [`analysis`]: one stage on many devices: per-device rows, step, memory.
+//! - [`context`]: context parallelism: ring attention over the chunks of a prompt, the K/V
+//!   exchange hidden behind the attention it feeds.
 //! - [`experts`]: expert parallelism: the routed experts split, two all-to-alls.
 //! - [`layout`]: the degrees of parallelism and what they must divide.
 //! - [`mod@shard`]: tensor (and sequence) parallelism as a pass over the graph, with the
@@ -12,6 +14,7 @@
 //! - [`mod@schedule`]: the step on a compute and a communication stream: exposed communication.
 
 pub mod analysis;
+pub mod context;
 pub mod experts;
 pub mod layout;
 pub mod plan;
@@ -20,11 +23,14 @@ pub mod schedule;
 pub mod shard;
 
 pub use analysis::{analyze_parallel, ParallelAnalysisError, ParallelStage};
+pub use context::shard_context;
 pub use experts::shard_experts;
 pub use layout::{Layout, LayoutError};
 pub use plan::{holdback, search, Holdback, Plan, PlanSearch};
 pub use schedule::{schedule, Schedule};
 pub use shard::{shard, ParallelError};
 
+#[cfg(test)]
+mod context_tests;
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,5 @@
 //! A plan search for inference: every layout of tensor, pipeline and expert parallelism a
-//! system can hold (and sequence parallelism for prefill), each analysed
+//! system can hold (and sequence and context parallelism for prefill), each analysed
 //! ([`super::analyze_parallel`]), ranked by the time of one step and by tokens per second per
 //! device, with what holds back each one that loses.
 
@@ -19,7 +19,7 @@ use serde::Serialize;
 pub struct Plan {
     /// The layout of one replica.
     pub layout: Layout,
-    /// Replicas the system holds: ⌊devices / (t·p·e)⌋, each serving the workload's batch.
+    /// Replicas the system holds: ⌊devices / (t·p·e·c)⌋, each serving the workload's batch.
     pub replicas: u64,
     /// The replica's stage (rows, schedule, memory per device).
     pub stage: ParallelStage,
@@ -56,22 +56,24 @@ impl Plan {
 /// Every plan, and two rankings of the ones that fit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanSearch {
-    /// Every layout analysed, in the order enumerated (t, then p, then e, then sequence
-    /// parallelism).
+    /// Every layout analysed, in the order enumerated (t, then p, then e, then c, then
+    /// sequence parallelism).
     pub plans: Vec<Plan>,
     /// Indices into [`PlanSearch::plans`] of the plans that fit, fastest step first.
     pub by_latency: Vec<usize>,
     /// Indices of the plans that fit, most tokens per second per device first.
     pub by_throughput: Vec<usize>,
-    /// Layouts skipped: the model does not take them (heads, KV heads or experts not
-    /// divisible), or their collectives need a link the system lacks.
+    /// Layouts skipped: the model or the workload does not take them (heads, KV heads or
+    /// experts not divisible; context parallelism on a prompt shorter than its 2c chunks, or
+    /// on multi-head latent attention), or their collectives need a link the system lacks.
     pub skipped: usize,
 }
 
 /// Searches every layout of `model` on `system` for `workload` (the batch one replica
-/// serves), keeping `reserve` of each device's memory: t · p · e dividing the system's devices,
-/// each degree one the model takes and the system's links carry (a layout whose collectives
-/// need a link the system lacks is skipped).
+/// serves), keeping `reserve` of each device's memory: t · p · e · c dividing the system's
+/// devices, each degree one the model takes and the system's links carry (a layout whose
+/// collectives need a link the system lacks is skipped). Context parallelism (c > 1) and
+/// sequence parallelism are tried for prefill only; decode takes c = 1.
 ///
 /// # Errors
 /// The single-device analysis fails (invalid model, workload, reserve or chip), or a collective
@@ -90,43 +92,50 @@ pub fn search(
     } else {
         &[false]
     };
+    let prefill = workload.stage == Stage::Prefill;
     for tp in divisors(n) {
         for pp in divisors(n / tp) {
             for ep in divisors(n / tp / pp) {
-                for &sp in sp_options {
-                    if sp && tp == 1 {
-                        continue;
-                    }
-                    let layout = Layout {
-                        tp: tp as u32,
-                        pp: pp as u32,
-                        ep: ep as u32,
-                        sequence_parallel: sp,
-                        ..Layout::SINGLE
-                    };
-                    if layout.validate(model).is_err()
-                        || (sp && sequence_parallel_unsupported(model))
-                    {
-                        skipped += 1;
-                        continue;
-                    }
-                    let stage = match analyze_parallel(model, workload, system, layout, reserve) {
-                        Ok(s) => s,
-                        // A layout whose collectives need a link the system lacks (across the
-                        // nodes of a platform with no network between them): not a plan.
-                        Err(ParallelAnalysisError::Parallel(ParallelError::Collective(
-                            CollectiveError::NoLink { .. },
-                        ))) => {
+                let rest = n / tp / pp / ep;
+                for cp in divisors(rest).take_while(|&c| prefill || c == 1) {
+                    for &sp in sp_options {
+                        if sp && tp == 1 {
+                            continue;
+                        }
+                        let layout = Layout {
+                            tp: tp as u32,
+                            pp: pp as u32,
+                            ep: ep as u32,
+                            cp: cp as u32,
+                            sequence_parallel: sp,
+                            ..Layout::SINGLE
+                        };
+                        if layout.validate_for(model, workload).is_err()
+                            || (sp && sequence_parallel_unsupported(model))
+                        {
                             skipped += 1;
                             continue;
                         }
-                        Err(e) => return Err(e),
-                    };
-                    plans.push(Plan {
-                        layout,
-                        replicas: n / layout.devices(),
-                        stage,
-                    });
+                        let stage = match analyze_parallel(model, workload, system, layout, reserve)
+                        {
+                            Ok(s) => s,
+                            // A layout whose collectives need a link the system lacks
+                            // (across the nodes of a platform with no network between
+                            // them): not a plan.
+                            Err(ParallelAnalysisError::Parallel(ParallelError::Collective(
+                                CollectiveError::NoLink { .. },
+                            ))) => {
+                                skipped += 1;
+                                continue;
+                            }
+                            Err(e) => return Err(e),
+                        };
+                        plans.push(Plan {
+                            layout,
+                            replicas: n / layout.devices(),
+                            stage,
+                        });
+                    }
                 }
             }
         }

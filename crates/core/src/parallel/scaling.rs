@@ -1,5 +1,6 @@
-//! How a step scales with the tensor-parallel degree: each degree analysed, its parallel
-//! efficiency, and the degree past which adding devices stops paying.
+//! How a step scales with the tensor-parallel degree (the other degrees held fixed): each
+//! degree analysed, its parallel efficiency, and the degree past which adding devices stops
+//! paying.
 
 use super::analysis::{analyze_parallel, ParallelAnalysisError, ParallelStage};
 use super::layout::Layout;
@@ -8,7 +9,9 @@ use crate::memory::Reserve;
 use crate::model::Transformer;
 use crate::workload::Workload;
 
-/// `workload` analysed at each tensor-parallel degree of `tps` (other degrees as in `base`).
+/// `workload` analysed at each tensor-parallel degree of `tps`, the other degrees as in `base`
+/// (sequence parallelism, which splits the tensor-parallel group's tokens, at the degrees
+/// above 1 only).
 ///
 /// # Errors
 /// As [`analyze_parallel`], for the first degree that fails.
@@ -21,7 +24,14 @@ pub fn over_tp(
     reserve: Reserve,
 ) -> Result<Vec<ParallelStage>, ParallelAnalysisError> {
     tps.iter()
-        .map(|&tp| analyze_parallel(model, workload, system, Layout { tp, ..base }, reserve))
+        .map(|&tp| {
+            let layout = Layout {
+                tp,
+                sequence_parallel: base.sequence_parallel && tp > 1,
+                ..base
+            };
+            analyze_parallel(model, workload, system, layout, reserve)
+        })
         .collect()
 }
 

@@ -10,7 +10,7 @@ use crate::model::Transformer;
 use crate::units::{BytesPerSec, Seconds};
 use crate::workload::{Stage, Workload};
 
-fn llama31_70b() -> Transformer {
+pub(super) fn llama31_70b() -> Transformer {
     Transformer::builder(8192, 80, 64, 28672, 128256)
         .kv_heads(8)
         .build()
@@ -19,7 +19,7 @@ fn llama31_70b() -> Transformer {
 
 /// 8 H100 SXM: NVLink 4 at 900 GB/s bidirectional = 450e9 B/s each way, 1 µs per step (a
 /// test figure), and 50e9 B/s per GPU between nodes.
-fn dgx(nodes: u64) -> System {
+pub(super) fn dgx(nodes: u64) -> System {
     let link = |name: &str, bw: f64| {
         LinkTier::new(
             name,
@@ -284,7 +284,7 @@ fn every_test_model_keeps_its_flops_under_every_layout_it_takes(
 
 /// Mixtral-8x7B (its config.json): d = 4096, 32 blocks, 32 heads, 8 KV heads, 8 experts of
 /// f = 14336, top-2, V = 32000.
-fn mixtral() -> Transformer {
+pub(super) fn mixtral() -> Transformer {
     Transformer::builder(4096, 32, 32, 14336, 32000)
         .kv_heads(8)
         .moe(Some(crate::model::Moe::new(8, 2, 14336)))

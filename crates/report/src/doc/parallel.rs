@@ -1,4 +1,4 @@
-//! `roofline analyze` on many devices (`--tp`, `--pp`, `--ep`, `--sequence-parallel`,
+//! `roofline analyze` on many devices (`--tp`, `--pp`, `--ep`, `--cp`, `--sequence-parallel`,
 //! `--system`, `--devices`): per stage, one device's operators with the collectives among them,
 //! the step on a compute and a communication stream, throughput and the memory one device
 //! holds; and `roofline sweep --tp`: a step at increasing tensor-parallel degrees.
@@ -30,7 +30,10 @@ pub struct LayoutDoc {
     /// Routing skew under expert parallelism: the busiest device receives this many times the
     /// mean routed rows (1 = balanced; at most `ep`).
     pub expert_imbalance: f64,
-    /// Devices one replica uses: t · p · e.
+    /// Context-parallel degree c (prefill): each prompt split over c devices by ring
+    /// attention, two of its 2c chunks on each (1 without).
+    pub cp: u32,
+    /// Devices one replica uses: t · p · e · c.
     pub devices: u64,
 }
 
@@ -43,6 +46,7 @@ impl LayoutDoc {
             ep: l.ep,
             sequence_parallel: l.sequence_parallel,
             expert_imbalance: l.expert_imbalance,
+            cp: l.cp,
             devices: l.devices(),
         }
     }
@@ -237,8 +241,8 @@ impl ParallelStageDoc {
     }
 }
 
-/// `roofline analyze` with `--tp`, `--pp`, `--ep`, `--sequence-parallel`, `--system` or
-/// `--devices`.
+/// `roofline analyze` with `--tp`, `--pp`, `--ep`, `--cp`, `--sequence-parallel`, `--system`
+/// or `--devices`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AnalyzeParallelDoc {
     /// The schema version.
@@ -296,6 +300,47 @@ impl ScalingPointDoc {
     }
 }
 
+/// The degrees a `sweep --tp` series holds fixed beside the swept tensor-parallel degree
+/// (`--pp`, `--ep`, `--expert-imbalance`, `--sequence-parallel`, `--cp`).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FixedLayoutDoc {
+    /// Pipeline-parallel degree p.
+    pub pp: u32,
+    /// Expert-parallel degree e.
+    pub ep: u32,
+    /// Routing skew under expert parallelism (1 = balanced).
+    pub expert_imbalance: f64,
+    /// Sequence parallelism at every swept degree above 1.
+    pub sequence_parallel: bool,
+    /// Context-parallel degree c.
+    pub cp: u32,
+}
+
+impl FixedLayoutDoc {
+    /// The fixed degrees of a series (one workload over increasing tensor-parallel degrees),
+    /// or `None` when every one is a single device's (a plain `sweep --tp`) or the series is
+    /// empty.
+    pub fn of(stages: &[ParallelStage]) -> Option<Self> {
+        let first = stages.first()?;
+        let l = Layout {
+            sequence_parallel: stages.iter().any(|s| s.layout.sequence_parallel),
+            ..first.layout
+        };
+        let plain = l.pp == 1
+            && l.ep == 1
+            && l.cp == 1
+            && !l.sequence_parallel
+            && l.expert_imbalance == 1.0;
+        (!plain).then_some(FixedLayoutDoc {
+            pp: l.pp,
+            ep: l.ep,
+            expert_imbalance: l.expert_imbalance,
+            sequence_parallel: l.sequence_parallel,
+            cp: l.cp,
+        })
+    }
+}
+
 /// One workload (stage, batch, length) over increasing tensor-parallel degrees.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ScalingSeriesDoc {
@@ -303,6 +348,9 @@ pub struct ScalingSeriesDoc {
     pub stage: Stage,
     /// The workload.
     pub workload: WorkloadDoc,
+    /// The degrees held fixed beside the swept one; absent for a plain `sweep --tp`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<FixedLayoutDoc>,
     /// One per degree of `--tp`, in the order given.
     pub points: Vec<ScalingPointDoc>,
     /// The first degree whose step is no faster than the one before it: where adding devices
@@ -317,6 +365,7 @@ impl ScalingSeriesDoc {
         Some(ScalingSeriesDoc {
             stage: first.workload.stage,
             workload: WorkloadDoc::of(&first.workload),
+            fixed: FixedLayoutDoc::of(stages),
             points: stages.iter().map(ScalingPointDoc::of).collect(),
             stops_paying_at_tp: roofline_core::parallel::scaling::stops_paying(stages)
                 .map(|j| stages[j].layout.tp),

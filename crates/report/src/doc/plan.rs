@@ -1,4 +1,4 @@
-//! `roofline plan`: every layout of tensor, pipeline and expert parallelism a system holds,
+//! `roofline plan`: every layout of tensor, pipeline, expert and context parallelism a system holds,
 //! ranked by the time of one step and by tokens per second per device, and what holds back
 //! each one against the best.
 
@@ -100,7 +100,7 @@ impl HoldbackDoc {
 /// One layout, analysed.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PlanDoc {
-    /// The layout of one replica (`devices`: t · p · e).
+    /// The layout of one replica (`devices`: t · p · e · c).
     pub layout: LayoutDoc,
     /// Replicas the system holds: ⌊system devices ÷ layout devices⌋, each serving the batch.
     pub replicas: u64,
