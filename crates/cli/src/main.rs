@@ -14,10 +14,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let command = args::command_path(&argv);
+    // The command path is only for the hints of an error: derived then, not on every run.
     let cli = match args::parse(&argv) {
         Ok(cli) => cli,
-        Err(e) => return usage_error(&e, &command),
+        Err(e) => return usage_error(&e, &args::command_path(&argv)),
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Err(e) if e.kind == error::Kind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             let _ = out.flush();
+            let command = args::command_path(&argv);
             let hint = e.hint.as_deref().map(|h| error::for_command(h, &command));
             report(&e.message, hint.as_deref(), e.kind.code())
         }

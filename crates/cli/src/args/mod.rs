@@ -83,11 +83,15 @@ pub enum Command {
 /// # Errors
 /// clap's: a usage error, or `--help` / `--version` to print.
 pub fn parse(argv: &[OsString]) -> Result<Cli, clap::Error> {
-    let mut matches = negative_numbers(Cli::command()).try_get_matches_from(argv)?;
+    let cli = Cli::command();
+    let path = path_in(&cli, argv);
+    let mut matches = negative_numbers(cli, &path).try_get_matches_from(argv)?;
     Cli::from_arg_matches_mut(&mut matches)
 }
 
-fn negative_numbers(mut c: clap::Command) -> clap::Command {
+/// Lets the options of `c` and of the subcommands along `path` (the ones the command line
+/// names) take negative values; the other subcommands are left alone, as they are not parsed.
+fn negative_numbers(mut c: clap::Command, path: &[String]) -> clap::Command {
     let options: Vec<clap::Id> = c
         .get_arguments()
         .filter(|a| a.get_long().is_some() && a.get_action().takes_values())
@@ -96,12 +100,8 @@ fn negative_numbers(mut c: clap::Command) -> clap::Command {
     for id in options {
         c = c.mut_arg(id, |a| a.allow_negative_numbers(true));
     }
-    let subcommands: Vec<String> = c
-        .get_subcommands()
-        .map(|s| s.get_name().to_string())
-        .collect();
-    for name in subcommands {
-        c = c.mut_subcommand(name, negative_numbers);
+    if let Some((first, rest)) = path.split_first() {
+        c = c.mut_subcommand(first, |s| negative_numbers(s, rest));
     }
     c
 }
@@ -109,20 +109,26 @@ fn negative_numbers(mut c: clap::Command) -> clap::Command {
 /// The subcommands named on the command line, as typed after `roofline`: `sweep`,
 /// `hardware show`; empty when there is none.
 pub fn command_path(argv: &[OsString]) -> String {
-    let mut cmd = Cli::command();
-    let mut path: Vec<String> = Vec::new();
+    path_in(&Cli::command(), argv).join(" ")
+}
+
+/// The subcommands of `cmd` that `argv` names, in order: each word that is not a flag, while it
+/// names a subcommand of the one before.
+fn path_in(cmd: &clap::Command, argv: &[OsString]) -> Vec<String> {
+    let mut cmd = cmd;
+    let mut path = Vec::new();
     for arg in argv.iter().skip(1) {
         let Some(a) = arg.to_str() else { break };
         if a.starts_with('-') {
             continue;
         }
-        let Some(sub) = cmd.find_subcommand(a).cloned() else {
+        let Some(sub) = cmd.find_subcommand(a) else {
             break;
         };
         path.push(sub.get_name().to_string());
         cmd = sub;
     }
-    path.join(" ")
+    path
 }
 
 /// The flag and value of a usage error whose value is a negative number (`--batch -1`).
