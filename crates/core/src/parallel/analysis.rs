@@ -140,8 +140,8 @@ pub fn analyze_parallel(
     };
     let graph = shard(&rank, model, &rank_workload, layout, system)
         .map_err(ParallelAnalysisError::Parallel)?;
-    let mut graph =
-        shard_experts(&graph, model, layout, system).map_err(ParallelAnalysisError::Parallel)?;
+    let mut graph = shard_experts(&graph, model, layout, workload.batch, system)
+        .map_err(ParallelAnalysisError::Parallel)?;
     if layout.cp > 1 {
         graph = shard_context(&graph, layout, system).map_err(ParallelAnalysisError::Parallel)?;
     }

@@ -350,6 +350,43 @@ fn expert_parallelism_dispatches_each_routed_token_and_splits_the_experts(
     Ok(())
 }
 
+/// One sequence over 8 devices holding one expert each: the one token routes to 2 experts on 2
+/// devices, so the busiest device runs 1 row, whatever the imbalance asked (a device cannot
+/// receive a token twice for its one expert, nor tokens the batch does not have). Its gate
+/// projection: 2 · 1 · 4096 · 14336 FLOP. With 64 sequences (8 a device, 16 rows on average)
+/// the busiest device can receive at most all 64 tokens once: an imbalance of 8 is held at
+/// 64/16 = 4.
+#[test]
+fn the_busiest_expert_device_runs_no_more_rows_than_the_batch_routes_to_it(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let m = mixtral();
+    let gate = |a: &super::ParallelStage| {
+        a.rows
+            .iter()
+            .find(|r| r.role == Role::ExpertGateProj)
+            .map(|r| r.cost.flops.get())
+    };
+    let skewed = |imbalance| Layout {
+        expert_imbalance: imbalance,
+        ..ep(8)
+    };
+    for imbalance in [1.0, 8.0] {
+        let w = Workload::new(Stage::Decode, 1, 1, 1024);
+        let a = analyze_parallel(&m, &w, &dgx(1), skewed(imbalance), Reserve::DEFAULT)?;
+        assert_eq!(
+            gate(&a),
+            Some(2.0 * 4096.0 * 14336.0),
+            "imbalance {imbalance}"
+        );
+    }
+    let w = Workload::new(Stage::Decode, 64, 1, 1024);
+    let four = analyze_parallel(&m, &w, &dgx(1), skewed(4.0), Reserve::DEFAULT)?;
+    let eight = analyze_parallel(&m, &w, &dgx(1), skewed(8.0), Reserve::DEFAULT)?;
+    assert_eq!(gate(&four), Some(2.0 * 64.0 * 4096.0 * 14336.0));
+    assert_eq!(gate(&eight), gate(&four));
+    Ok(())
+}
+
 #[test]
 fn the_plan_search_tries_every_layout_of_8_devices_and_ranks_those_that_fit(
 ) -> Result<(), Box<dyn std::error::Error>> {
