@@ -382,6 +382,10 @@ pub fn parse_degree(s: &str) -> Result<u32, String> {
         Ok(0) => Err("must be at least 1".into()),
         Ok(v) if v > u64::from(max) => Err(format!("{v} is more than {max} devices")),
         Ok(v) => Ok(v as u32),
+        // Digits too many for any count: too large, not malformed.
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+            Err(format!("{} is more than {max} devices", s.trim()))
+        }
         Err(_) => Err(format!(
             "`{s}` is not a whole number: give a count such as 8"
         )),

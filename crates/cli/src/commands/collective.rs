@@ -23,6 +23,14 @@ fn size_words(bytes: f64) -> String {
 }
 
 fn system_error(e: SystemError, hardware: &str) -> CliError {
+    if let SystemError::TooFewDevices { needed, available } = e {
+        return CliError::bad_input(
+            format!("`--devices {needed}`: the system has {available} devices"),
+            Some(format!(
+                "give at most --devices {available}, or a larger --system"
+            )),
+        );
+    }
     let hint = match &e {
         SystemError::NoPlatform { .. } => format!(
             "the chip file or catalog entry for `{hardware}` needs a [platform] section (its node and links)"

@@ -110,11 +110,23 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
 
 /// `sweep --tp`: each stage, length and batch at each tensor-parallel degree.
 fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliError> {
-    if a.plot.plot.is_some() || a.hardware.len() > 1 || a.precision.len() > 1 {
-        return Err(CliError::bad_input(
-            "`--tp` sweeps one chip in one precision, without a plot",
-            Some("give one --hardware and one --precision, and drop --plot".into()),
-        ));
+    let refused = if a.plot.plot.is_some() {
+        Some(("`--plot` does not go with `--tp` yet", "drop --plot"))
+    } else if a.hardware.len() > 1 {
+        Some((
+            "`--tp` sweeps one chip: --hardware names several",
+            "give one --hardware (or --system)",
+        ))
+    } else if a.precision.len() > 1 {
+        Some((
+            "`--tp` sweeps one precision: --precision names several",
+            "give one --precision",
+        ))
+    } else {
+        None
+    };
+    if let Some((message, hint)) = refused {
+        return Err(CliError::bad_input(message, Some(hint.into())));
     }
     let max = roofline_core::comm::system::MAX_DEVICES;
     let tps: Vec<u32> = tps

@@ -38,7 +38,7 @@
 //! NCCL's all-gather it would pay one base latency for all its steps and, across nodes, spread
 //! over every NIC rail: ring attention's c − 1 rounds of send/recv get neither, so they are
 //! priced as such. The K/V arrive while the attention runs: step k's attention hides the
-//! transfer of block k + 1 ([`super::schedule`]). The device keeps two blocks of received K/V
+//! transfer of block k + 1 ([`mod@super::schedule`]). The device keeps two blocks of received K/V
 //! (the one attended and the one in flight).
 //!
 //! Not modelled: multi-head latent attention (its exchange would be the latent, re-expanded on

@@ -9,9 +9,10 @@ use crate::memory::Reserve;
 use crate::model::Transformer;
 use crate::workload::Workload;
 
-/// `workload` analysed at each tensor-parallel degree of `tps`, the other degrees as in `base`
-/// (sequence parallelism, which splits the tensor-parallel group's tokens, at the degrees
-/// above 1 only).
+/// `workload` analysed at each tensor-parallel degree of `tps`, in increasing degree and each
+/// once (so that [`stops_paying`] compares each degree with the next smaller one), the other
+/// degrees as in `base` (sequence parallelism, which splits the tensor-parallel group's tokens,
+/// at the degrees above 1 only).
 ///
 /// # Errors
 /// As [`analyze_parallel`], for the first degree that fails.
@@ -23,7 +24,11 @@ pub fn over_tp(
     tps: &[u32],
     reserve: Reserve,
 ) -> Result<Vec<ParallelStage>, ParallelAnalysisError> {
-    tps.iter()
+    let mut degrees = tps.to_vec();
+    degrees.sort_unstable();
+    degrees.dedup();
+    degrees
+        .iter()
         .map(|&tp| {
             let layout = Layout {
                 tp,

@@ -459,6 +459,9 @@ impl RooflineChart {
             if l.ep > 1 {
                 words.push_str(&format!(" × EP {}", l.ep));
             }
+            if l.cp > 1 {
+                words.push_str(&format!(" × CP {}", l.cp));
+            }
             if l.sequence_parallel {
                 words.push_str(" (SP)");
             }

@@ -330,6 +330,37 @@ fn write_roof_labels(
             xml_escape(&text)
         );
     }
+    // Ceilings of one value on one link share a label (`all-reduce ring ll, all-gather ring ll
+    // 225.0 GB/s`): two labels of the same height would lie on one another.
+    let mut ceilings: Vec<(usize, f64, String, (f64, f64))> = Vec::new();
+    for r in &comm.roofs {
+        if !own_ceiling(r.ceiling, comm.links[r.link].bandwidth) {
+            continue;
+        }
+        let ridge = r.ridge();
+        let at = if r.latency > 0.0 && ridge > 0.0 {
+            to_px(ridge, r.ceiling)
+        } else {
+            (plot.x0, to_px(x_any, r.ceiling).1)
+        };
+        match ceilings
+            .iter_mut()
+            .find(|(l, c, _, _)| *l == r.link && !own_ceiling(r.ceiling, *c))
+        {
+            Some((_, _, names, _)) => {
+                names.push_str(", ");
+                names.push_str(&r.label());
+            }
+            None => ceilings.push((r.link, r.ceiling, r.label(), at)),
+        }
+    }
+    for (link, ceiling, names, (rx, ry)) in &ceilings {
+        let color = hex(tier_rgb(comm.links[*link].tier));
+        let text = format!("{names} {}", human_bytes_per_s(*ceiling));
+        let (x, base, rect) = roof_label_spot(placer, plot, *ry, text_width(&text, 12.0), rx + 6.0);
+        placer.taken.push(rect);
+        text_el(layer, "ceiling-label", x, base, 12.0, &color, &text);
+    }
     for r in &comm.roofs {
         let color = hex(tier_rgb(comm.links[r.link].tier));
         let ridge = r.ridge();
@@ -339,13 +370,6 @@ fn write_roof_labels(
         } else {
             (plot.x0, to_px(x_any, r.ceiling).1)
         };
-        if own_ceiling(r.ceiling, comm.links[r.link].bandwidth) {
-            let text = format!("{} {}", r.label(), human_bytes_per_s(r.ceiling));
-            let (x, base, rect) =
-                roof_label_spot(placer, plot, ry, text_width(&text, 12.0), rx + 6.0);
-            placer.taken.push(rect);
-            text_el(layer, "ceiling-label", x, base, 12.0, &color, &text);
-        }
         if has_latency {
             let text = human_bytes(ridge);
             let size = 12.0;
