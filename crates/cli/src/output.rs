@@ -17,16 +17,21 @@ fn internal(message: String) -> CliError {
 
 /// Checks that `path` can be written before any work is done: its folder exists and is a folder,
 /// and the file does not exist yet unless `force`. `flag` names the option in messages
-/// (`--plot`).
+/// (`--plot`), `example` a file name it takes (`roofline.svg`).
 ///
 /// # Errors
 /// A bad-input [`CliError`] (exit code 2) naming the path and the fix.
-pub(crate) fn check_output(path: &Path, force: bool, flag: &str) -> Result<(), CliError> {
+pub(crate) fn check_output(
+    path: &Path,
+    force: bool,
+    flag: &str,
+    example: &str,
+) -> Result<(), CliError> {
     let shown = path.display();
     if path.as_os_str().is_empty() {
         return Err(CliError::bad_input(
             format!("`{flag}` needs a file path"),
-            Some(format!("for example `{flag} roofline.svg`")),
+            Some(format!("for example `{flag} {example}`")),
         ));
     }
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -56,7 +61,7 @@ pub(crate) fn check_output(path: &Path, force: bool, flag: &str) -> Result<(), C
         return Err(CliError::bad_input(
             format!("cannot write `{shown}`: it is a folder"),
             Some(format!(
-                "give `{flag}` a file name, such as `{shown}/roofline.svg`"
+                "give `{flag}` a file name, such as `{shown}/{example}`"
             )),
         ));
     }
@@ -76,7 +81,7 @@ pub(crate) fn check_output(path: &Path, force: bool, flag: &str) -> Result<(), C
 /// cannot hold a file (permissions, a read-only or virtual file system) as bad input; any other
 /// I/O failure (a full disk) as an internal error naming the path.
 pub(crate) fn create_output(path: &Path, force: bool) -> Result<File, CliError> {
-    check_output(path, force, "output")?;
+    check_output(path, force, "output", "roofline.svg")?;
     let mut opts = OpenOptions::new();
     opts.write(true);
     if force {
@@ -176,7 +181,7 @@ mod tests {
         write_output(&p, true, b"two").map_err(|e| format!("{e:?}"))?;
         assert_eq!(std::fs::read(&p)?, b"two");
         let missing = dir.path().join("nope/a.svg");
-        let e = check_output(&missing, false, "--plot").unwrap_err();
+        let e = check_output(&missing, false, "--plot", "roofline.svg").unwrap_err();
         assert!(e.message.contains("does not exist"), "{}", e.message);
         assert!(e
             .hint

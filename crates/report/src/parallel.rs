@@ -183,15 +183,22 @@ pub(crate) fn collective_lines(s: &ParallelStage) -> Vec<String> {
 /// path, + launch = the step time; the communication in all and the share hidden.
 pub(crate) fn step_line(s: &ParallelStage) -> String {
     let sc = &s.schedule;
+    let communication = if sc.communication.get() > 0.0 {
+        format!(
+            "communication {} in all, {:.0}% hidden behind compute",
+            human_seconds(sc.communication.get()),
+            sc.overlap() * 100.0
+        )
+    } else {
+        "no communication".to_string()
+    };
     format!(
-        "step (critical path on a compute and a communication stream, lower bounds): compute {} + exposed communication {} = {} + launch {} = {}; communication {} in all, {:.0}% hidden behind compute",
+        "step (critical path on a compute and a communication stream, lower bounds): compute {} + exposed communication {} = {} + launch {} = {}; {communication}",
         human_seconds(sc.compute.get()),
         human_seconds(sc.exposed.get()),
         human_seconds(sc.step.get()),
         human_seconds(s.totals.launch_overhead.get()),
         human_seconds(s.step_time().get()),
-        human_seconds(sc.communication.get()),
-        sc.overlap() * 100.0,
     )
 }
 

@@ -28,7 +28,7 @@ pub fn run(a: &ImportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         super::plot::check_plot_path(p, force)?;
     }
     if let Some(c) = &a.write_chip {
-        check_output(c, force, "--write-chip")?;
+        check_output(c, force, "--write-chip", "chip.toml")?;
         if let Some(p) = &a.plot.plot {
             distinct_outputs(&[("--write-chip", c), ("--plot", p)])?;
         }

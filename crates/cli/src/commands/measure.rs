@@ -87,7 +87,7 @@ pub fn run(a: &MeasureArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 Some("end the file name in `.toml`, e.g. `--out host.toml`".into()),
             ));
         }
-        check_output(p, a.plot.force, "--out")?;
+        check_output(p, a.plot.force, "--out", "host.toml")?;
     }
     if a.id.trim().is_empty() || a.id.chars().any(char::is_whitespace) {
         return Err(CliError::bad_input(

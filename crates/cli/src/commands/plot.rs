@@ -32,7 +32,7 @@ pub(crate) fn check_plot_path(path: &Path, force: bool) -> Result<PlotFormat, Cl
             Some("end the file name in `.svg` or `.png`".into()),
         )
     })?;
-    check_output(path, force, "--plot")?;
+    check_output(path, force, "--plot", "roofline.svg")?;
     Ok(format)
 }
 

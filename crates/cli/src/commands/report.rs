@@ -17,12 +17,29 @@ use roofline_report::parallel::ParallelReport;
 use roofline_report::plot::{render_svg, RooflineChart};
 use std::io::Write;
 
+/// The report is HTML: an `--out` that does not end in `.html` (or `.htm`) is refused, as
+/// `measure --out` refuses a chip file that is not TOML.
+fn check_html(path: &std::path::Path) -> Result<(), CliError> {
+    let html = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+    if html || path.is_dir() {
+        return Ok(());
+    }
+    Err(CliError::bad_input(
+        format!("`--out {}`: a report is HTML", path.display()),
+        Some("end the file name in `.html`, e.g. `--out report.html`".into()),
+    ))
+}
+
 pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    check_html(&a.out)?;
     if a.analyze.parallel.any() {
         return run_parallel(a, out);
     }
     let force = a.analyze.plot.force;
-    check_output(&a.out, force, "--out")?;
+    check_output(&a.out, force, "--out", "report.html")?;
     if let Some(p) = &a.analyze.plot.plot {
         distinct_outputs(&[("--out", &a.out), ("--plot", p)])?;
         super::plot::check_plot_path(p, force)?;
@@ -105,7 +122,7 @@ fn run_parallel(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let an = &a.analyze;
     super::analyze_parallel::refuse_single_device_flags(an)?;
     let force = an.plot.force;
-    check_output(&a.out, force, "--out")?;
+    check_output(&a.out, force, "--out", "report.html")?;
     if let Some(p) = &an.plot.plot {
         distinct_outputs(&[("--out", &a.out), ("--plot", p)])?;
         super::plot::check_plot_path(p, force)?;

@@ -29,7 +29,7 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     Some("end the file name in `.svg` or `.png`".into()),
                 )
             })?;
-            check_output(path, a.plot.force, "--plot")?;
+            check_output(path, a.plot.force, "--plot", "sweep.svg")?;
             Some((path, format))
         }
         None => None,
