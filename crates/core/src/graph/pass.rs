@@ -7,7 +7,7 @@ use std::fmt;
 
 /// Which gradient a backward node computes.
 ///
-/// The split is the one zero-bubble pipeline schedules make (Qi et al. 2023, arXiv 2401.10241;
+/// The split is the one zero-bubble pipeline schedules make (Qi et al. 2024, arXiv 2401.10241;
 /// DeepSeek-V3's F/B/W): the input gradient is on the critical path to the previous layer,
 /// the weight gradient can be deferred.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -30,7 +30,7 @@ pub enum Pass {
     #[default]
     Forward,
     /// A forward node run again before the backward pass so that its activations need not be
-    /// kept (Korthikanti et al. 2022, arXiv 2205.05198, §4–5): counted in hardware FLOPs (HFU),
+    /// kept (Korthikanti et al. 2022, arXiv 2205.05198, §5): counted in hardware FLOPs (HFU),
     /// not in model FLOPs (MFU).
     Recompute,
     /// A gradient of a forward node.

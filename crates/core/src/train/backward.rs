@@ -1,5 +1,5 @@
 //! The backward pass as a pass over the forward operator graph, with activation recomputation
-//! (Korthikanti et al. 2022, arXiv 2205.05198, §4–5).
+//! (Korthikanti et al. 2022, arXiv 2205.05198, §5).
 //!
 //! Every forward node gets the operators that compute its gradients, priced by the same cost
 //! model as the forward ([`crate::ops`]): new [`Op`] values with the gradient's shapes, no
@@ -59,7 +59,7 @@ use crate::units::{to_f64, Flop};
 use serde::Serialize;
 
 /// Which forward nodes run again before the backward pass (Korthikanti et al. 2022, arXiv
-/// 2205.05198, §4–5).
+/// 2205.05198, §5).
 ///
 /// The graph counterpart of the FLOP-formula [`crate::mfu::Recompute`]: here recomputed nodes
 /// are nodes of the step's graph ([`Pass::Recompute`]), counted by their own cost.
@@ -70,13 +70,14 @@ pub enum Recompute {
     #[default]
     None,
     /// Selective recomputation (§5): the attention core of every block, QKᵀ, softmax (with
-    /// its scale, mask and dropout) and P·V, the nodes whose roles are
-    /// [`Role::is_attention_core`]. A fused attention kernel is not recomputed: its backward
+    /// its scale and mask; the paper's attention dropout is not a node of the graph) and P·V,
+    /// the nodes whose roles are [`Role::is_attention_core`]. A fused attention kernel is not recomputed: its backward
     /// kernel recomputes the scores itself (FlashAttention-2, Algorithm 2), and its cost
     /// already counts them.
     Selective,
-    /// Full recomputation (§4): every forward node of every block runs again (the prologue and
-    /// epilogue do not: their activations are kept); only each block's input is kept.
+    /// Full recomputation (the baseline §5 compares against; Narayanan et al. 2021, §5.1):
+    /// every forward node of every block runs again (the prologue and epilogue do not: their
+    /// activations are kept); only each block's input is kept.
     Full,
 }
 
@@ -126,7 +127,7 @@ pub fn activation_backward_flops(forward: f64) -> f64 {
 /// documentation for each operator's gradients and their sources).
 ///
 /// `forward` is a forward graph as [`crate::decoder::build_graph`] makes it (or sharded by
-/// [`crate::parallel::shard`]), for a prefill-shaped workload: batch × sequence tokens, with
+/// [`crate::parallel::shard()`]), for a prefill-shaped workload: batch × sequence tokens, with
 /// [`crate::workload::Logits::All`] for a loss at every position. Its tensors are kept with
 /// their ids. The loss (softmax cross-entropy over the logits) is not a node yet: lm_head's
 /// gradients take dlogits as given.
@@ -343,9 +344,9 @@ pub fn batched_grads(m: &BatchedMatmul) -> (BatchedMatmul, BatchedMatmul) {
 /// FLOPs and bytes of a training step's graph by pass, each node counted over its span: what
 /// model FLOPs utilisation (MFU) and hardware FLOPs utilisation (HFU) divide by.
 ///
-/// Model FLOPs are forward + backward (recomputation excluded: PaLM, Chowdhery et al. 2022,
-/// App. B); hardware FLOPs add the recomputation (Korthikanti et al. 2022, §6). The optimizer
-/// update is in neither (as in both papers); see [`super::optimizer`].
+/// Model FLOPs are forward + backward, recomputation excluded; hardware FLOPs add the
+/// recomputation (PaLM, Chowdhery et al. 2022, App. B, which defines MFU and HFU by them). The
+/// optimizer update is in neither, as there; see [`super::optimizer`].
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct TrainingStep {
     /// The forward nodes.
