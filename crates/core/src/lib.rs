@@ -11,6 +11,8 @@
 //! - [`model`], [`workload`], [`decoder`], [`graph`]: a transformer's operator graph for one
 //!   forward pass.
 //! - [`analysis`]: the graph evaluated on a chip.
+//! - [`train`]: a training step: the backward pass and recomputation as a pass over the
+//!   forward graph, the optimizer update, model and hardware FLOPs.
 //! - [`one_op`]: one operator on one chip (`roofline op`); [`explain`]: worked derivations.
 //! - [`measured`]: a machine's roofline as `roofline measure` found it, and the chip it makes.
 //! - [`prediction`]: real kernels timed on a machine beside the time its measured roofline
@@ -57,6 +59,7 @@ pub mod prediction;
 pub mod profile;
 pub mod roofline;
 pub mod sweep;
+pub mod train;
 pub mod units;
 pub mod workload;
 

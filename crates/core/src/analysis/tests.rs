@@ -195,7 +195,15 @@ fn into_parts_agrees_with_kind_cost_and_compute() {
         for w in workloads() {
             let single = build_graph(&m, &w);
             let sharded = crate::parallel::shard(&single, &m, &w, tp2, &system).expect("tp 2");
-            for node in single.nodes().iter().chain(sharded.nodes()) {
+            let step =
+                crate::train::backward::backward(&single, crate::train::backward::Recompute::Full)
+                    .expect("a forward graph");
+            for node in single
+                .nodes()
+                .iter()
+                .chain(sharded.nodes())
+                .chain(step.nodes())
+            {
                 let (kind, cost, compute) = node.op().clone().into_parts();
                 assert_eq!(kind, node.kind());
                 assert_eq!(cost, node.cost());
@@ -204,7 +212,7 @@ fn into_parts_agrees_with_kind_cost_and_compute() {
             }
         }
     }
-    assert_eq!(kinds.len(), 12, "every Op variant was exercised: {kinds:?}");
+    assert_eq!(kinds.len(), 13, "every Op variant was exercised: {kinds:?}");
     // `OpKind::ALL` lists exactly the kinds the operators have.
     assert_eq!(kinds.into_iter().collect::<Vec<_>>(), OpKind::ALL.to_vec());
 }

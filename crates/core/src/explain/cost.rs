@@ -114,7 +114,9 @@ fn meaning(op: &Op, symbol: &str) -> Option<Meaning> {
         (Op::ExpertGemm(o), "a") => Bytes("the token rows", o.a),
         (Op::ExpertGemm(o), "b") => Bytes("the expert weights", o.b),
         (Op::ExpertGemm(o), "c") => Bytes("the output", o.c),
-        (Op::FlashAttention(o), _) => return flash_meaning(o, symbol),
+        (Op::FlashAttention(o) | Op::FlashAttentionBackward(o), _) => {
+            return flash_meaning(o, symbol)
+        }
         _ => return None,
     };
     Some(m)
@@ -169,6 +171,11 @@ fn source(op: &Op) -> &'static str {
             FLASH_VARIANT_SOURCE
         }
         Op::FlashAttention(_) => FLASH_SOURCE,
+        Op::FlashAttentionBackward(_) => {
+            "FlashAttention-2 backward (ops::FlashAttention::backward_cost; Dao 2023, \
+             arXiv:2307.08691, §3.1.2 and Algorithm 2): five matmuls a (query, key) pair with \
+             the scores recomputed on chip, 2.5 × the forward's matmul FLOPs (§4.1)"
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 
 mod emit;
 mod live;
+mod pass;
 mod ports;
 mod role;
 mod span;
@@ -20,6 +21,7 @@ mod span;
 pub(crate) use emit::{Emit, Reshape};
 use live::Interval;
 pub use live::LiveActivations;
+pub use pass::{Grad, Pass};
 pub use ports::Ports;
 pub use role::{Part, Role};
 pub use span::Span;
@@ -108,11 +110,17 @@ impl Tensor {
 /// writes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Node {
-    /// Name for display, unique in the graph; linear layers carry the Hugging Face module name
-    /// (`q_proj`). No code decides anything by it: passes use [`Node::role`].
+    /// Name for display, unique among the graph's nodes of one [`Pass`] (a gradient or a
+    /// recomputation carries its forward node's name); linear layers carry the Hugging Face
+    /// module name (`q_proj`). No code decides anything by it: passes use [`Node::role`] and
+    /// [`Node::pass`].
     pub name: &'static str,
     /// What it does in the model.
     pub role: Role,
+    /// The pass of a training step it runs in ([`Pass::Forward`] for every node of an
+    /// inference graph, and then not serialised).
+    #[serde(skip_serializing_if = "Pass::is_forward")]
+    pass: Pass,
     /// The part of the forward pass it runs in (and so how many times): [`Node::span`].
     span: Span,
     /// [`Span::count`] of the span, kept with it: the walk reads it for every node.
@@ -155,6 +163,7 @@ impl Node {
         Node {
             name,
             role,
+            pass: Pass::Forward,
             span,
             count: span.count(),
             inputs: Ports::of(inputs),
@@ -165,6 +174,20 @@ impl Node {
             compute,
             slot: compute.slot() as u8,
         }
+    }
+
+    /// The same node in `pass` (a training pass that copies a forward node as a recomputation,
+    /// or prices a gradient as a node of its own).
+    #[must_use]
+    pub fn in_pass(mut self, pass: Pass) -> Self {
+        self.pass = pass;
+        self
+    }
+
+    /// The pass of a training step it runs in.
+    #[inline(always)]
+    pub fn pass(&self) -> Pass {
+        self.pass
     }
 
     /// The operator with its shapes.
@@ -420,7 +443,28 @@ impl OpGraph {
             .push(Node::new(name, role, span, op, inputs, outputs));
     }
 
-    /// The node with this name (for display and look-ups a user asks for by name).
+    /// Appends `node` as it is (its pass included), recording it as a writer and reader of its
+    /// tensors as [`OpGraph::node`] does.
+    pub fn push(&mut self, node: Node) {
+        self.built = None;
+        let i = self.nodes.len() as u32;
+        for &t in &node.outputs {
+            if let Some(x) = self.tensors.get_mut(t) {
+                if x.first_write == NO_NODE {
+                    x.first_write = i;
+                }
+            }
+        }
+        for &t in &node.inputs {
+            if let Some(x) = self.tensors.get_mut(t) {
+                x.last_read = i;
+            }
+        }
+        self.nodes.push(node);
+    }
+
+    /// The first node with this name (for display and look-ups a user asks for by name; in a
+    /// training step's graph, the forward node).
     pub fn find(&self, name: &str) -> Option<&Node> {
         self.nodes.iter().find(|n| n.name == name)
     }

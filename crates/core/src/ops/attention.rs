@@ -247,6 +247,82 @@ impl FlashAttention {
     }
 }
 
+/// FLOPs per score of the backward kernel besides its matmuls: the scores rescaled and masked
+/// again (2, [`SCALE_MASK_FLOPS_PER_ELEMENT`]), P = exp(S − LSE) from the kept log-sum-exp
+/// (subtract 1, exp 1), dS = P ∘ (dP − D) (subtract 1, multiply 1) and its 1/√d scale (1) = 7
+/// (FlashAttention-2, Dao 2023, arXiv:2307.08691, Algorithm 2, lines 11–14).
+pub const ATTENTION_BACKWARD_FLOPS_PER_SCORE: f64 = 7.0;
+
+/// Bytes per element of the log-sum-exp the forward kernel keeps for the backward (fp32,
+/// one per query row and head: FlashAttention-2's `softmax_lse`).
+pub const LSE_BYTES: f64 = 4.0;
+
+impl FlashAttention {
+    /// FLOPs and bytes of the backward kernel of this attention (FlashAttention-2, Dao 2023,
+    /// arXiv:2307.08691, §3.1.2 and Algorithm 2).
+    ///
+    /// - FLOPs = B·h·P·(6·e + 4·e_v + 7) + 2·B·s·h·e_v: five matmuls per pair, with the scores
+    ///   recomputed on chip: S = QKᵀ (2·e), dV = Pᵀ·dO (2·e_v), dP = dO·Vᵀ (2·e_v),
+    ///   dQ = dS·K (2·e), dK = dSᵀ·Q (2·e). With e_v = e that is 10·e per pair, 2.5 times the
+    ///   forward's 4·e: FlashAttention-2 §4.1 counts the backward as 2.5 × the forward's matmul
+    ///   FLOPs ("2 matmuls in the forward pass and 5 matmuls in the backward pass, due to
+    ///   recomputation"). Plus [`ATTENTION_BACKWARD_FLOPS_PER_SCORE`] per pair, and
+    ///   D = rowsum(dO ∘ O) (2·e_v per query row and head). P counts the pairs as the forward
+    ///   does (causal, windowed, [`CausalCount`]).
+    /// - bytes read = Q (B·s·h·e·a), O and dO (2·B·s·h·e_v·a), K and V as the forward reads
+    ///   them with every key row read once (`block_q` is not applied: the backward's loop
+    ///   order, K/V blocks outside and queries inside, re-reads Q, dO and dQ instead, not yet
+    ///   modelled), and the log-sum-exp (B·h·s·4).
+    /// - bytes written = dQ (B·s·h·e·a), dK and dV (B·g·L·(e + e_v)·a; B·g·L·e·a for a shared
+    ///   latent), in the activation precision.
+    #[inline]
+    pub fn backward_cost(&self) -> Cost {
+        self.backward_cost_terms::<f64>(()).into()
+    }
+
+    /// [`FlashAttention::backward_cost`] in any [`Arith`]metic.
+    #[inline(always)]
+    pub fn backward_cost_terms<A: Arith>(&self, cx: A::Cx) -> CostTerms<A> {
+        let s = |name, v: f64| A::sym(cx, name, v);
+        let (b, h, kvh) = (
+            s("B", to_f64(self.batch)),
+            s("h", to_f64(self.heads)),
+            s("g", to_f64(self.kv_heads)),
+        );
+        let d = s("e", to_f64(self.head_dim));
+        let dv = match self.v_head_dim {
+            Some(v) => s("e_v", to_f64(v)),
+            None => d,
+        };
+        let (q, kv) = (s("s", to_f64(self.q_len)), s("L", to_f64(self.kv_len)));
+        let pairs = match (self.causal, self.window) {
+            (true, Some(w)) => s("P", windowed_pairs(self.q_len, self.kv_len, w)),
+            (true, None) => {
+                causal_pairs_of::<A>(cx, self.q_len, self.kv_len, self.causal_count).named("P")
+            }
+            _ => (q * kv).named("P"),
+        };
+        let (a, c) = (s("a", self.act.bytes()), s("c", self.kv.bytes()));
+        let two = A::num(cx, 2.0);
+        let phi = s("φ_b", ATTENTION_BACKWARD_FLOPS_PER_SCORE);
+        let per_pair = A::num(cx, 6.0) * d + A::num(cx, 4.0) * dv + phi;
+        let rows_q = b * q * h;
+        let (kv_read, kv_written) = if self.kv_shared {
+            (b * kvh * kv * d * c, b * kvh * kv * d * a)
+        } else {
+            (b * kvh * kv * (d + dv) * c, b * kvh * kv * (d + dv) * a)
+        };
+        CostTerms {
+            flops: b * h * pairs * per_pair + two * rows_q * dv,
+            bytes_read: rows_q * d * a
+                + two * rows_q * dv * a
+                + kv_read
+                + rows_q * A::num(cx, LSE_BYTES),
+            bytes_written: rows_q * d * a + kv_written,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,6 +34,10 @@ pub enum OpKind {
     KvCacheWrite,
     /// Fused attention ([`crate::ops::FlashAttention`]).
     FlashAttention,
+    /// The backward kernel of fused attention ([`crate::ops::FlashAttention::backward_cost`]).
+    /// Not in the JSON Schemas yet: no command emits a training step.
+    #[schemars(skip)]
+    FlashAttentionBackward,
     /// Grouped GEMM of routed experts ([`crate::ops::ExpertGemm`]).
     ExpertGemm,
     /// A collective between chips ([`crate::ops::Communication`]).
@@ -42,7 +46,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every operator type, in declaration order.
-    pub const ALL: [OpKind; 12] = [
+    pub const ALL: [OpKind; 13] = [
         OpKind::Gemm,
         OpKind::BatchedMatmul,
         OpKind::Elementwise,
@@ -53,6 +57,7 @@ impl OpKind {
         OpKind::Embedding,
         OpKind::KvCacheWrite,
         OpKind::FlashAttention,
+        OpKind::FlashAttentionBackward,
         OpKind::ExpertGemm,
         OpKind::Communication,
     ];
@@ -70,6 +75,7 @@ impl OpKind {
             OpKind::Embedding => "embedding",
             OpKind::KvCacheWrite => "kv_cache_write",
             OpKind::FlashAttention => "flash_attention",
+            OpKind::FlashAttentionBackward => "flash_attention_backward",
             OpKind::ExpertGemm => "expert_gemm",
             OpKind::Communication => "communication",
         }

@@ -16,7 +16,10 @@ mod kind;
 mod moe;
 mod norm;
 
-pub use attention::{causal_pairs, causal_pairs_of, windowed_pairs, CausalCount, FlashAttention};
+pub use attention::{
+    causal_pairs, causal_pairs_of, windowed_pairs, CausalCount, FlashAttention,
+    ATTENTION_BACKWARD_FLOPS_PER_SCORE, LSE_BYTES,
+};
 pub use comm::Communication;
 pub use cost::{Cost, CostTerms};
 pub use elementwise::{
@@ -90,6 +93,12 @@ pub enum Op {
     KvCacheWrite(KvCacheWrite),
     /// Fused attention, QKᵀ → softmax → ·V in one kernel (Dao et al. 2022).
     FlashAttention(FlashAttention),
+    /// The backward kernel of that fused attention (FlashAttention-2, Dao 2023, Algorithm 2):
+    /// dQ, dK and dV from Q, K, V, O and dO, the scores recomputed on chip
+    /// ([`FlashAttention::backward_cost`]). Not in the JSON Schemas yet: no command emits a
+    /// training step.
+    #[schemars(skip)]
+    FlashAttentionBackward(FlashAttention),
     /// One projection of every routed expert of a mixture-of-experts MLP (grouped GEMM).
     ExpertGemm(ExpertGemm),
     /// A collective between chips, on a link ([`Communication`]).
@@ -113,6 +122,7 @@ impl Op {
             Op::Embedding(o) => o.cost(),
             Op::KvCacheWrite(o) => o.cost(),
             Op::FlashAttention(o) => o.cost(),
+            Op::FlashAttentionBackward(o) => o.backward_cost(),
             Op::ExpertGemm(o) => o.cost(),
             Op::Communication(_) => Cost::default(),
         }
@@ -132,6 +142,7 @@ impl Op {
             Op::Embedding(o) => o.cost_terms(cx),
             Op::KvCacheWrite(o) => o.cost_terms(cx),
             Op::FlashAttention(o) => o.cost_terms(cx),
+            Op::FlashAttentionBackward(o) => o.backward_cost_terms(cx),
             Op::ExpertGemm(o) => o.cost_terms(cx),
             Op::Communication(_) => CostTerms::zero(cx),
         }
@@ -143,7 +154,7 @@ impl Op {
         match self {
             Op::Gemm(o) => Compute::Matrix(o.compute),
             Op::BatchedMatmul(o) => Compute::Matrix(o.compute),
-            Op::FlashAttention(o) => Compute::Matrix(o.act),
+            Op::FlashAttention(o) | Op::FlashAttentionBackward(o) => Compute::Matrix(o.act),
             Op::ExpertGemm(o) => Compute::Matrix(o.compute),
             Op::Communication(_) => Compute::Network,
             _ => Compute::Vector,
@@ -170,6 +181,11 @@ impl Op {
             Op::Embedding(o) => (OpKind::Embedding, o.cost(), Compute::Vector),
             Op::KvCacheWrite(o) => (OpKind::KvCacheWrite, o.cost(), Compute::Vector),
             Op::FlashAttention(o) => (OpKind::FlashAttention, o.cost(), Compute::Matrix(o.act)),
+            Op::FlashAttentionBackward(o) => (
+                OpKind::FlashAttentionBackward,
+                o.backward_cost(),
+                Compute::Matrix(o.act),
+            ),
             Op::ExpertGemm(o) => (OpKind::ExpertGemm, o.cost(), Compute::Matrix(o.compute)),
             Op::Communication(_) => (OpKind::Communication, Cost::default(), Compute::Network),
         }
@@ -189,6 +205,7 @@ impl Op {
             Op::Embedding(_) => OpKind::Embedding,
             Op::KvCacheWrite(_) => OpKind::KvCacheWrite,
             Op::FlashAttention(_) => OpKind::FlashAttention,
+            Op::FlashAttentionBackward(_) => OpKind::FlashAttentionBackward,
             Op::ExpertGemm(_) => OpKind::ExpertGemm,
             Op::Communication(_) => OpKind::Communication,
         }

@@ -1,0 +1,54 @@
+//! One training step in the cost model: the backward pass as a pass over the forward operator
+//! graph, activation recomputation, and the optimizer update.
+//!
+//! - [`backward`]: the training step's graph from a forward graph ([`backward::backward`]):
+//!   the forward nodes, the recomputed ones ([`backward::Recompute`]), then every forward
+//!   node's gradients in reverse order, each a node of its own with the forward node's
+//!   [`crate::graph::Role`] and [`crate::graph::Span`] and a [`crate::graph::Pass`] that says
+//!   which pass it is; [`backward::TrainingStep`] sums its model and hardware FLOPs (MFU, HFU).
+//! - [`optimizer`]: AdamW and SGD with momentum as memory-bound updates over the parameters a
+//!   rank holds (1/N_d of them under ZeRO).
+
+pub mod backward;
+// `pub mod memory;` (the training step's memory: weights, gradients, optimizer states,
+// activations) goes here.
+pub mod optimizer;
+
+use std::fmt;
+
+/// Why a training step cannot be built or priced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TrainError {
+    /// The graph given as a forward pass holds a node of another pass (a training step's
+    /// graph given again): its index and name.
+    NotForward {
+        /// Index of the node in the graph.
+        index: usize,
+        /// Its name.
+        name: &'static str,
+    },
+    /// The data-parallel sharding factor of the optimizer states is zero (it is at least 1:
+    /// 1 without ZeRO, N_d with it).
+    NoShards,
+}
+
+impl fmt::Display for TrainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrainError::NotForward { index, name } => write!(
+                f,
+                "node {index} ({name}) is not a forward node: the backward pass takes a \
+                 forward graph"
+            ),
+            TrainError::NoShards => f.write_str(
+                "the optimizer states are sharded over 0 data-parallel ranks; give at least 1",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TrainError {}
+
+#[cfg(test)]
+mod tests;
