@@ -17,6 +17,7 @@
 //!   (DRAM-only and hierarchical) predicts; the error and the fused chain's speedup.
 //! - [`profile`]: imported profiles (Nsight Compute, PyTorch profiler) and empirical roofs
 //!   (mixbench, ERT): kernels under their roof, and joined to a model's operators.
+//! - [`train`]: training: memory per device (model states under ZeRO, activations).
 //! - [`prelude`]: the types and functions a caller of the analysis needs, in one `use`.
 //!
 //! ```
@@ -57,6 +58,7 @@ pub mod prediction;
 pub mod profile;
 pub mod roofline;
 pub mod sweep;
+pub mod train;
 pub mod units;
 pub mod workload;
 
