@@ -86,7 +86,7 @@ pub enum ZeroStage {
 }
 
 /// Which activations the forward pass keeps for the backward pass, as Korthikanti et al. 2022
-/// define it (§4.2, Table 2). This is the memory side; [`crate::mfu::Recompute`] counts the
+/// define it (§5, "Selective Activation Recomputation", and Table 2). This is the memory side; [`crate::mfu::Recompute`] counts the
 /// FLOPs the same choice costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -579,7 +579,7 @@ fn evaluate(
 
 /// The largest micro-batch b ≤ `limit` with which `model` trained as `setup` (its
 /// `micro_batch` ignored) fits a device of `capacity` keeping `reserve`; `None` when b = 1 does
-/// not fit. Memory grows with b, so the search doubles b and then bisects: O(log b)
+/// not fit or `limit` is 0. Memory grows with b, so the search doubles b and then bisects: O(log b)
 /// evaluations, no allocation.
 ///
 /// # Errors
@@ -737,6 +737,26 @@ mod tests {
         assert_eq!(
             d.per_block,
             (2 * q) / 4 + kv_head + 3 * 128 * 256 / 4 + 2 * 128
+        );
+    }
+
+    #[test]
+    fn routed_experts_split_over_tp_and_ep() {
+        // 4 blocks, all MoE: 8 experts of f_e 32, top-2, no shared expert; t = 2, e = 4.
+        let m = Transformer::builder(64, 4, 4, 128, 10)
+            .moe(Some(crate::model::Moe::new(8, 2, 32)))
+            .build()
+            .expect("a MoE");
+        let l = Layout {
+            tp: 2,
+            ep: 4,
+            ..Layout::SINGLE
+        };
+        let d = device_parameters(&m, &l);
+        let (attention, router, routed) = (4 * 64 * 64, 64 * 8, 8 * 3 * 64 * 32);
+        assert_eq!(
+            d.per_block,
+            attention / 2 + router / 2 + routed / 8 + 2 * 64
         );
     }
 
