@@ -12,7 +12,8 @@
 //!   forward pass.
 //! - [`analysis`]: the graph evaluated on a chip.
 //! - [`train`]: a training step: the backward pass and recomputation as a pass over the
-//!   forward graph, the optimizer update, model and hardware FLOPs.
+//!   forward graph, the optimizer update, model and hardware FLOPs, and the memory per device
+//!   (model states under ZeRO, activations).
 //! - [`one_op`]: one operator on one chip (`roofline op`); [`explain`]: worked derivations.
 //! - [`measured`]: a machine's roofline as `roofline measure` found it, and the chip it makes.
 //! - [`prediction`]: real kernels timed on a machine beside the time its measured roofline

@@ -8,10 +8,12 @@
 //!   which pass it is; [`backward::TrainingStep`] sums its model and hardware FLOPs (MFU, HFU).
 //! - [`optimizer`]: AdamW and SGD with momentum as memory-bound updates over the parameters a
 //!   rank holds (1/N_d of them under ZeRO).
+//! - [`memory`]: the memory a training step needs on each device: model states under ZeRO
+//!   (ZeRO §5), activations (Korthikanti et al. 2022, Table 2), "fits" and the largest
+//!   micro-batch that does.
 
 pub mod backward;
-// `pub mod memory;` (the training step's memory: weights, gradients, optimizer states,
-// activations) goes here.
+pub mod memory;
 pub mod optimizer;
 
 use std::fmt;
