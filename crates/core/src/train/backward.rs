@@ -62,7 +62,9 @@ use serde::Serialize;
 /// 2205.05198, §5).
 ///
 /// The graph counterpart of the FLOP-formula [`crate::mfu::Recompute`]: here recomputed nodes
-/// are nodes of the step's graph ([`Pass::Recompute`]), counted by their own cost.
+/// are nodes of the step's graph ([`Pass::Recompute`]), counted by their own cost. The same
+/// choice decides the activations a block keeps ([`super::memory`], Korthikanti Table 2:
+/// selective drops the 5·a·s/h score term, full keeps each block's input only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Recompute {

@@ -62,6 +62,7 @@
 //! A step fits when model states + activations + communication + reserve ≤ capacity, asked of
 //! the one [`MemoryFootprint`] ([`TrainingMemory::footprint`]).
 
+pub use super::backward::Recompute;
 use crate::memory::{MemoryFootprint, Reserve};
 use crate::model::{NormKind, Positions, Transformer};
 use crate::parallel::{Layout, LayoutError};
@@ -83,20 +84,6 @@ pub enum ZeroStage {
     Zero2,
     /// Optimizer states, gradients and weights sharded (P_os+g+p).
     Zero3,
-}
-
-/// Which activations the forward pass keeps for the backward pass, as Korthikanti et al. 2022
-/// define it (§5, "Selective Activation Recomputation", and Table 2). This is the memory side; [`crate::mfu::Recompute`] counts the
-/// FLOPs the same choice costs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Recompute {
-    /// Every activation stored.
-    None,
-    /// The attention score matrix, its softmax and dropout recomputed (the 5·a·s/h term).
-    Selective,
-    /// Only each block's input stored; the block re-run in the backward pass.
-    Full,
 }
 
 /// Bytes per parameter of each model state under mixed-precision training.
