@@ -29,12 +29,16 @@ fn stderr_of(args: &[&str], code: i32) -> String {
 #[test]
 fn report_out_and_plot_on_one_path_is_an_error() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let f = dir.path().join("r.svg").display().to_string();
+    let f = dir.path().join("r.html").display().to_string();
     bad_input(
         &["report", "--out", &f, "--plot", &f],
         "`--out` and `--plot` name the same file",
     );
     assert!(!Path::new(&f).exists(), "nothing is written");
+    // A report is HTML: an `--out` of another kind is refused before anything is written.
+    let svg = dir.path().join("r.svg").display().to_string();
+    bad_input(&["report", "--out", &svg], "a report is HTML");
+    assert!(!Path::new(&svg).exists(), "nothing is written");
     Ok(())
 }
 
