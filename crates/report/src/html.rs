@@ -92,9 +92,10 @@ fn kv_table(rows: &[(String, String)]) -> String {
     h
 }
 
-fn settings(r: &AnalyzeReport<'_>) -> String {
-    let m = r.model;
-    let mut rows = vec![
+/// The settings table's first rows: the model's name and architecture, its parameters and its
+/// shape.
+fn model_rows(m: &roofline_core::model::Transformer) -> Vec<(String, String)> {
+    vec![
         (
             "model".to_string(),
             format!("{} ({})", m.name, m.architecture),
@@ -110,7 +111,12 @@ fn settings(r: &AnalyzeReport<'_>) -> String {
                 m.hidden, m.layers, m.heads, m.kv_heads, m.head_dim, m.intermediate, m.vocab
             ),
         ),
-    ];
+    ]
+}
+
+fn settings(r: &AnalyzeReport<'_>) -> String {
+    let m = r.model;
+    let mut rows = model_rows(m);
     for s in r.stages {
         rows.push((s.workload.stage.to_string(), workload_line(s)));
     }
@@ -354,23 +360,7 @@ OPERATOR</code> works an operator of one chip by hand, and <code>roofline op all
 
 fn parallel_settings(r: &ParallelReport<'_>) -> String {
     let m = r.model;
-    let mut rows = vec![
-        (
-            "model".to_string(),
-            format!("{} ({})", m.name, m.architecture),
-        ),
-        (
-            "parameters".into(),
-            format!("{} ({:.2}B)", m.parameters(), m.parameters() as f64 / 1e9),
-        ),
-        (
-            "shape".into(),
-            format!(
-                "d = {}, n_L = {} blocks, h = {} heads, g = {} kv heads, e = {}, f = {}, V = {}",
-                m.hidden, m.layers, m.heads, m.kv_heads, m.head_dim, m.intermediate, m.vocab
-            ),
-        ),
-    ];
+    let mut rows = model_rows(m);
     if let Some(s) = r.stages.first() {
         rows.push(("layout".into(), crate::parallel::layout_line(s, m.layers)));
     }

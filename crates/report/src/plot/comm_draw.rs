@@ -64,25 +64,12 @@ pub(super) fn draw_comm(
     .draw(area)?;
     draw_roofs(&mut ch, comm, ax.x, ax.y)?;
     let (px, py) = ch.plotting_area().get_pixel_range();
-    let plot = Rect {
-        x0: px.start as f64,
-        y0: py.start as f64,
-        x1: px.end as f64,
-        y1: py.end as f64,
-    };
+    let plot = Rect::of_pixels(px, py);
     let to_px = |x: f64, y: f64| {
         let (a, b) = ch.backend_coord(&(x, y));
         (a as f64, b as f64)
     };
-    let mut placer = Placer {
-        taken: Vec::new(),
-        bounds: Rect {
-            x0: plot.x0 + 2.0,
-            y0: plot.y0 + 2.0,
-            x1: plot.x1 - 2.0,
-            y1: plot.y1 - 2.0,
-        },
-    };
+    let mut placer = Placer::within(&plot);
     let ((x0, x1), (y0, y1)) = (ax.x, ax.y);
     let _ = writeln!(
         layer,

@@ -86,25 +86,12 @@ pub fn render_svg(chart: &RooflineChart) -> Result<String, PlotError> {
         draw_roofs(&mut ch, chart, &ax)?;
 
         let (px, py) = ch.plotting_area().get_pixel_range();
-        let plot = Rect {
-            x0: px.start as f64,
-            y0: py.start as f64,
-            x1: px.end as f64,
-            y1: py.end as f64,
-        };
+        let plot = Rect::of_pixels(px, py);
         let to_px = |x: f64, y: f64| {
             let (a, b) = ch.backend_coord(&(x, y));
             (a as f64, b as f64)
         };
-        let mut placer = Placer {
-            taken: Vec::new(),
-            bounds: Rect {
-                x0: plot.x0 + 2.0,
-                y0: plot.y0 + 2.0,
-                x1: plot.x1 - 2.0,
-                y1: plot.y1 - 2.0,
-            },
-        };
+        let mut placer = Placer::within(&plot);
         write_plot_area(&mut layer, &plot, &ax);
         write_legend(&mut layer, &mut placer, &plot, &legend_entries(chart));
 

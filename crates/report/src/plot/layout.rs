@@ -47,6 +47,16 @@ pub(super) struct Rect {
 }
 
 impl Rect {
+    /// The plotting area of a chart from its pixel ranges.
+    pub fn of_pixels(px: std::ops::Range<i32>, py: std::ops::Range<i32>) -> Self {
+        Self {
+            x0: f64::from(px.start),
+            y0: f64::from(py.start),
+            x1: f64::from(px.end),
+            y1: f64::from(py.end),
+        }
+    }
+
     pub fn around(cx: f64, cy: f64, r: f64) -> Self {
         Rect {
             x0: cx - r,
@@ -104,6 +114,19 @@ pub(super) struct Placer {
 }
 
 impl Placer {
+    /// A placer with nothing placed yet, keeping labels 2 px inside `plot`.
+    pub fn within(plot: &Rect) -> Self {
+        Self {
+            taken: Vec::new(),
+            bounds: Rect {
+                x0: plot.x0 + 2.0,
+                y0: plot.y0 + 2.0,
+                x1: plot.x1 - 2.0,
+                y1: plot.y1 - 2.0,
+            },
+        }
+    }
+
     /// A `w × h` box near `(ax, ay)`: returns its top-left corner and whether it sits away from
     /// the anchor (then a leader line is drawn).
     pub fn place(
