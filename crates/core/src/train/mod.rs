@@ -11,10 +11,14 @@
 //! - [`memory`]: the memory a training step needs on each device: model states under ZeRO
 //!   (ZeRO §5), activations (Korthikanti et al. 2022, Table 2), "fits" and the largest
 //!   micro-batch that does.
+//! - [`pipeline`]: pipeline-parallel schedules (1F1B, interleaved, ZB-H1) as discrete-event
+//!   timelines over p stages and m micro-batches: step time, per-stage busy time, the bubble
+//!   and the micro-batches' activations each stage holds at its peak.
 
 pub mod backward;
 pub mod memory;
 pub mod optimizer;
+pub mod pipeline;
 
 use std::fmt;
 
