@@ -13,6 +13,7 @@
 //!   micro-batch that does.
 
 pub mod backward;
+pub mod data_parallel;
 pub mod memory;
 pub mod optimizer;
 
