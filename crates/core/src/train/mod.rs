@@ -16,6 +16,7 @@
 //!   and the micro-batches' activations each stage holds at its peak.
 
 pub mod backward;
+pub mod data_parallel;
 pub mod memory;
 pub mod optimizer;
 pub mod pipeline;
