@@ -8,6 +8,9 @@
 //!   which pass it is; [`backward::TrainingStep`] sums its model and hardware FLOPs (MFU, HFU).
 //! - [`optimizer`]: AdamW and SGD with momentum as memory-bound updates over the parameters a
 //!   rank holds (1/N_d of them under ZeRO).
+//! - [`data_parallel`]: the data-parallel and ZeRO communication of a step: bucketed gradient
+//!   reduction overlapped with the backward (the last bucket exposed), ZeRO-3's prefetched
+//!   parameter gathers, gradient accumulation.
 //! - [`memory`]: the memory a training step needs on each device: model states under ZeRO
 //!   (ZeRO §5), activations (Korthikanti et al. 2022, Table 2), "fits" and the largest
 //!   micro-batch that does.
