@@ -114,6 +114,25 @@ fn model_rows(m: &roofline_core::model::Transformer) -> Vec<(String, String)> {
     ]
 }
 
+/// The subtitle's batch and precisions: `batch 1, weights bf16, activations bf16, KV cache
+/// bf16`.
+fn batch_line(w: &roofline_core::workload::Workload) -> String {
+    let p = w.precisions;
+    format!(
+        "batch {}, weights {}, activations {}, KV cache {}",
+        w.batch, p.weight, p.act, p.kv
+    )
+}
+
+/// The SVG from its `<svg>` element: plotters writes it first, and any XML prolog before it is
+/// dropped so that it can sit inside HTML.
+fn svg_element(svg: &str) -> &str {
+    match svg.find("<svg") {
+        Some(i) => &svg[i..],
+        None => svg,
+    }
+}
+
 fn settings(r: &AnalyzeReport<'_>) -> String {
     let m = r.model;
     let mut rows = model_rows(m);
@@ -270,21 +289,11 @@ pub fn render_html(r: &HtmlReport<'_>) -> String {
         a.device.id,
         a.stages
             .first()
-            .map(|s| {
-                let p = s.workload.precisions;
-                format!(
-                    "batch {}, weights {}, activations {}, KV cache {}",
-                    s.workload.batch, p.weight, p.act, p.kv
-                )
-            })
+            .map(|s| batch_line(&s.workload))
             .unwrap_or_default(),
         r.version
     );
-    // The SVG as plotters writes it starts with its <svg> element; drop any XML prolog.
-    let svg = match r.svg.find("<svg") {
-        Some(i) => &r.svg[i..],
-        None => r.svg,
-    };
+    let svg = svg_element(r.svg);
     let stage_html: String = a.stages.iter().map(|s| stage_section(s, a)).collect();
     let derivations: String = r
         .derivations
@@ -637,20 +646,11 @@ pub fn render_parallel_html(r: &ParallelHtmlReport<'_>) -> String {
         a.system.chip.name,
         a.stages
             .first()
-            .map(|s| {
-                let p = s.workload.precisions;
-                format!(
-                    "batch {}, weights {}, activations {}, KV cache {}",
-                    s.workload.batch, p.weight, p.act, p.kv
-                )
-            })
+            .map(|s| batch_line(&s.workload))
             .unwrap_or_default(),
         r.version
     );
-    let svg = match r.svg.find("<svg") {
-        Some(i) => &r.svg[i..],
-        None => r.svg,
-    };
+    let svg = svg_element(r.svg);
     let stage_html: String = a
         .stages
         .iter()
