@@ -33,4 +33,4 @@ pub use shard::{shard, ParallelError};
 #[cfg(test)]
 mod context_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

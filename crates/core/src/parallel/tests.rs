@@ -19,7 +19,7 @@ pub(super) fn llama31_70b() -> Transformer {
 
 /// 8 H100 SXM: NVLink 4 at 900 GB/s bidirectional = 450e9 B/s each way, 1 µs per step (a
 /// test figure), and 50e9 B/s per GPU between nodes.
-pub(super) fn dgx(nodes: u64) -> System {
+pub(crate) fn dgx(nodes: u64) -> System {
     let link = |name: &str, bw: f64| {
         LinkTier::new(
             name,

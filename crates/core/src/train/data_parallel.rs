@@ -509,29 +509,9 @@ fn backward_exposed(backward: &[Seconds], gather: Seconds, scatter: Seconds) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cited::Cited;
     use crate::comm::collective::Algorithm;
-    use crate::comm::fabric::{Fabric, LinkTier};
-    use crate::units::BytesPerSec;
 
-    /// One DGX H100 as crates/core/src/parallel/tests.rs builds it: NVLink 4 at 450 GB/s,
-    /// NDR at 50 GB/s, α = 1 µs.
-    fn dgx(nodes: u64) -> System {
-        let link = |name: &str, bw: f64| {
-            LinkTier::new(
-                name,
-                Cited::new(BytesPerSec(bw), "test"),
-                Cited::new(Seconds(1e-6), "test"),
-            )
-        };
-        let fabric = Fabric {
-            scale_up: Some(link("NVLink 4", 450e9)),
-            in_network_reduction: false,
-            scale_out: Some(link("NDR", 50e9)),
-            ..Fabric::default()
-        };
-        System::new("dgx", "DGX", crate::fixtures::h100_sxm(), 8, nodes, fabric).expect("system")
-    }
+    use crate::parallel::tests::dgx;
 
     const PSI: f64 = 7e9;
     const LAYERS: usize = 32;
