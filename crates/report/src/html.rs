@@ -767,7 +767,7 @@ mod tests {
     }
 
     /// A DGX-like node of 8 H100s: 450 GB/s and 1 µs a step between them.
-    fn system() -> roofline_core::comm::System {
+    fn system() -> Result<roofline_core::comm::System, roofline_core::comm::SystemError> {
         use roofline_core::cited::Cited;
         use roofline_core::comm::{Fabric, LinkTier};
         use roofline_core::units::{BytesPerSec, Seconds};
@@ -780,15 +780,16 @@ mod tests {
             ..Fabric::default()
         };
         let chip = roofline_core::fixtures::h100_sxm();
-        roofline_core::comm::System::new("node", "8 × H100", chip, 8, 1, fabric).unwrap()
+        roofline_core::comm::System::new("node", "8 × H100", chip, 8, 1, fabric)
     }
 
     #[test]
-    fn a_parallel_report_fills_every_placeholder_and_shades_its_collectives() {
+    fn a_parallel_report_fills_every_placeholder_and_shades_its_collectives(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         use roofline_core::parallel::{analyze_parallel, Layout};
         use roofline_core::workload::{Stage, Workload};
         let model = roofline_core::fixtures::llama2_7b();
-        let system = system();
+        let system = system()?;
         let layout = Layout {
             tp: 8,
             ..Layout::default()
@@ -799,8 +800,7 @@ mod tests {
             &system,
             layout,
             roofline_core::memory::Reserve::DEFAULT,
-        )
-        .unwrap()];
+        )?];
         let analysis = ParallelReport {
             model: &model,
             system: &system,
@@ -821,6 +821,7 @@ mod tests {
         assert!(html.contains("<h2>System</h2>"));
         assert!(html.contains("id=\"step-decode\""));
         assert!(html.contains(&format!("<td>{:.2}×</td>", s.scaling_cost())));
+        Ok(())
     }
 
     #[test]

@@ -171,7 +171,7 @@ fn a_row_serialises_with_its_point_computed_by_hand() -> Result<(), Box<dyn std:
 }
 
 #[test]
-fn into_parts_agrees_with_kind_cost_and_compute() {
+fn into_parts_agrees_with_kind_cost_and_compute() -> Result<(), Box<dyn std::error::Error>> {
     // Every operator type the decoder emits (MoE and MLA included, `models`): the one-match
     // summary the visitors use equals the three separate accessors the graph path uses.
     let mut kinds = std::collections::BTreeSet::new();
@@ -185,8 +185,7 @@ fn into_parts_agrees_with_kind_cost_and_compute() {
         scale_up: Some(link),
         ..Default::default()
     };
-    let system =
-        crate::comm::System::new("two", "two", h100_sxm(), 2, 1, fabric).expect("a system");
+    let system = crate::comm::System::new("two", "two", h100_sxm(), 2, 1, fabric)?;
     let tp2 = crate::parallel::Layout {
         tp: 2,
         ..crate::parallel::Layout::SINGLE
@@ -194,10 +193,9 @@ fn into_parts_agrees_with_kind_cost_and_compute() {
     for m in models() {
         for w in workloads() {
             let single = build_graph(&m, &w);
-            let sharded = crate::parallel::shard(&single, &m, &w, tp2, &system).expect("tp 2");
+            let sharded = crate::parallel::shard(&single, &m, &w, tp2, &system)?;
             let step =
-                crate::train::backward::backward(&single, crate::train::backward::Recompute::Full)
-                    .expect("a forward graph");
+                crate::train::backward::backward(&single, crate::train::backward::Recompute::Full)?;
             for node in single
                 .nodes()
                 .iter()
@@ -215,6 +213,7 @@ fn into_parts_agrees_with_kind_cost_and_compute() {
     assert_eq!(kinds.len(), 13, "every Op variant was exercised: {kinds:?}");
     // `OpKind::ALL` lists exactly the kinds the operators have.
     assert_eq!(kinds.into_iter().collect::<Vec<_>>(), OpKind::ALL.to_vec());
+    Ok(())
 }
 
 #[test]

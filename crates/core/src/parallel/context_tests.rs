@@ -42,7 +42,7 @@ const LINEARS: &[Role] = &[
 ];
 
 /// One device of 8 with NVLink at `bw` B/s each way and α = 1 µs.
-fn node_with_link(bw: f64) -> System {
+fn node_with_link(bw: f64) -> Result<System, crate::comm::SystemError> {
     let fabric = Fabric {
         scale_up: Some(LinkTier::new(
             "slow link",
@@ -51,7 +51,7 @@ fn node_with_link(bw: f64) -> System {
         )),
         ..Fabric::default()
     };
-    System::new("slow", "slow", crate::fixtures::h100_sxm(), 8, 1, fabric).expect("system")
+    System::new("slow", "slow", crate::fixtures::h100_sxm(), 8, 1, fabric)
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn a_ring_on_a_slow_link_exposes_what_the_attention_cannot_hide() -> TestResult 
     // n·t_c + a − a₀ − n·a exposed, in each of the 80 blocks (n = 3).
     let m = llama31_70b();
     let w = Workload::prefill(1, 32768).flash_attention(true);
-    let a = analyze_parallel(&m, &w, &node_with_link(1e9), cp(4), Reserve::DEFAULT)?;
+    let a = analyze_parallel(&m, &w, &node_with_link(1e9)?, cp(4), Reserve::DEFAULT)?;
     let time = |name: &str| -> Result<f64, String> {
         a.rows
             .iter()
@@ -210,7 +210,7 @@ fn context_parallelism_composes_with_tensor_parallelism_and_crosses_nodes() -> T
 }
 
 #[test]
-fn layouts_the_workload_cannot_take_are_refused_naming_cp() {
+fn layouts_the_workload_cannot_take_are_refused_naming_cp() -> TestResult {
     let m = llama31_70b();
     let decode = Workload::decode(8, 4096);
     let e = cp(2).validate_for(&m, &decode).unwrap_err();
@@ -230,7 +230,7 @@ fn layouts_the_workload_cannot_take_are_refused_naming_cp() {
     let mla = models
         .iter()
         .find(|m| m.variant.mla.is_some())
-        .expect("an MLA test model");
+        .ok_or("an MLA test model")?;
     assert!(matches!(
         cp(2).validate(mla),
         Err(LayoutError::ContextUnsupported { cp: 2, .. })
@@ -259,6 +259,7 @@ fn layouts_the_workload_cannot_take_are_refused_naming_cp() {
         .devices(),
         16
     );
+    Ok(())
 }
 
 #[test]

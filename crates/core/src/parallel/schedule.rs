@@ -192,10 +192,13 @@ mod tests {
     /// A KV write, the ring of its K/V, the device's own block of attention (one step, a), the
     /// `steps` arriving blocks (steps · a), and the output projection reading the result.
     /// Returns the schedule and a.
-    fn pipeline(steps: u32, t_c_over_a: f64) -> (Schedule, f64) {
+    fn pipeline(
+        steps: u32,
+        t_c_over_a: f64,
+    ) -> Result<(Schedule, f64), crate::device::DeviceError> {
         let device = crate::fixtures::h100_sxm();
         let step_elements = 1u64 << 24;
-        let a = 4.0 * step_elements as f64 / device.bandwidth().expect("a bandwidth").get();
+        let a = 4.0 * step_elements as f64 / device.bandwidth()?.get();
         let mut g = OpGraph::new(1);
         let span = Span::all_blocks(1);
         let act =
@@ -241,26 +244,29 @@ mod tests {
             &[out],
         );
         g.node("o_proj", Role::OProj, span, work(1 << 20), &[out], &[y]);
-        let rows = evaluate_rows(&g, Precision::Bf16, &device).expect("rows");
-        (schedule(&g, &rows), a)
+        let rows = evaluate_rows(&g, Precision::Bf16, &device)?;
+        Ok((schedule(&g, &rows), a))
     }
 
     #[test]
-    fn a_ring_faster_than_the_attention_it_feeds_is_hidden() {
+    fn a_ring_faster_than_the_attention_it_feeds_is_hidden(
+    ) -> Result<(), crate::device::DeviceError> {
         // Each send takes half a step of attention: block k + 1 arrives while block k is
         // attended; nothing is exposed.
-        let (s, _) = pipeline(3, 0.5);
+        let (s, _) = pipeline(3, 0.5)?;
         assert_eq!(s.exposed.get(), 0.0);
         assert_eq!(s.step, s.compute);
         assert_eq!(s.overlap(), 1.0);
+        Ok(())
     }
 
     #[test]
-    fn a_slower_ring_exposes_exactly_what_the_attention_cannot_hide() {
+    fn a_slower_ring_exposes_exactly_what_the_attention_cannot_hide(
+    ) -> Result<(), crate::device::DeviceError> {
         // Each send takes 3a: the last block arrives 3 · 3a after the ring starts, and its
         // step runs a after it; the compute alone takes a (own block) + 3a: exposed
         // 9a + a − 4a = 6a = 3 · (3a − a), the ring's time less the attention beside it.
-        let (s, a) = pipeline(3, 3.0);
+        let (s, a) = pipeline(3, 3.0)?;
         let expected = 3.0 * (3.0 * a - a);
         assert!(
             (s.exposed.get() - expected).abs() <= 1e-12 * expected,
@@ -268,13 +274,16 @@ mod tests {
             s.exposed.get()
         );
         assert!((s.communication.get() - 9.0 * a).abs() <= 1e-12 * a);
+        Ok(())
     }
 
     #[test]
-    fn the_first_block_is_waited_for_when_it_is_slower_than_the_own_block() {
+    fn the_first_block_is_waited_for_when_it_is_slower_than_the_own_block(
+    ) -> Result<(), crate::device::DeviceError> {
         // One arriving block (c = 2) whose send takes 1.5a: it arrives half a step after the
         // own block is done, and its step follows: 0.5a exposed.
-        let (s, a) = pipeline(1, 1.5);
+        let (s, a) = pipeline(1, 1.5)?;
         assert!((s.exposed.get() - 0.5 * a).abs() <= 1e-12 * a);
+        Ok(())
     }
 }

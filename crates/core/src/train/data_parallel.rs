@@ -540,14 +540,14 @@ mod tests {
 
     #[test]
     fn data_parallel_zero0_ring_traffic_is_2_n_minus_1_over_n_of_the_gradients(
-    ) -> Result<(), DataParallelError> {
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let s = dgx(1);
         let times = vec![Seconds(1e-3); LAYERS];
         let c = step_communication(
             &ring(8, ZeroStage::Zero0),
             &input(&[], &times),
             &s,
-            s.group(8).expect("group"),
+            s.group(8)?,
         )?;
         // S = 7e9 · 2 = 14e9 B; 2·7/8·14e9 = 24.5e9 B per rank.
         assert!(
@@ -563,22 +563,18 @@ mod tests {
         assert_eq!(c.collectives[1].bytes, Bytes(1_510_400.0));
         // ZeRO-1 and ZeRO-2 move the same bytes (reduce-scatter + all-gather).
         for z in [ZeroStage::Zero1, ZeroStage::Zero2] {
-            let c = step_communication(
-                &ring(8, z),
-                &input(&[], &times),
-                &s,
-                s.group(8).expect("group"),
-            )?;
+            let c = step_communication(&ring(8, z), &input(&[], &times), &s, s.group(8)?)?;
             assert!(close(c.bytes_per_rank.get(), 24.5e9), "{z:?}");
         }
         Ok(())
     }
 
     #[test]
-    fn data_parallel_zero3_moves_one_and_a_half_times_plain_dp() -> Result<(), DataParallelError> {
+    fn data_parallel_zero3_moves_one_and_a_half_times_plain_dp(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let s = dgx(1);
         let times = vec![Seconds(1e-3); LAYERS];
-        let g = s.group(8).expect("group");
+        let g = s.group(8)?;
         let z0 = step_communication(&ring(8, ZeroStage::Zero0), &input(&times, &times), &s, g)?;
         let z3 = step_communication(&ring(8, ZeroStage::Zero3), &input(&times, &times), &s, g)?;
         // 3 · 7/8 · 14e9 = 36.75e9 B against 24.5e9 B.
@@ -596,9 +592,10 @@ mod tests {
     }
 
     #[test]
-    fn data_parallel_long_backward_exposes_only_the_last_bucket() -> Result<(), DataParallelError> {
+    fn data_parallel_long_backward_exposes_only_the_last_bucket(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let s = dgx(1);
-        let g = s.group(8).expect("group");
+        let g = s.group(8)?;
         // 1 s a layer: 437.5 MB of gradients a layer, a 25 MiB bucket every 60 ms of
         // backward, against ~100 µs a bucket.
         let times = vec![Seconds(1.0); LAYERS];
@@ -618,9 +615,10 @@ mod tests {
     }
 
     #[test]
-    fn data_parallel_without_compute_exposes_everything() -> Result<(), DataParallelError> {
+    fn data_parallel_without_compute_exposes_everything() -> Result<(), Box<dyn std::error::Error>>
+    {
         let s = dgx(1);
-        let g = s.group(8).expect("group");
+        let g = s.group(8)?;
         let zero = vec![Seconds::ZERO; LAYERS];
         for z in [
             ZeroStage::Zero0,
@@ -646,11 +644,11 @@ mod tests {
 
     #[test]
     fn data_parallel_zero3_prefetch_hides_gathers_behind_longer_layers(
-    ) -> Result<(), DataParallelError> {
+    ) -> Result<(), Box<dyn std::error::Error>> {
         // Layers far longer than a gather: the first forward gather, the first backward
         // gather and the last reduce-scatter are exposed.
         let s = dgx(1);
-        let g = s.group(8).expect("group");
+        let g = s.group(8)?;
         let times = vec![Seconds(1.0); LAYERS];
         let c = step_communication(&ring(8, ZeroStage::Zero3), &input(&times, &times), &s, g)?;
         let ring_of = |col, bytes| {
@@ -672,7 +670,7 @@ mod tests {
     }
 
     #[test]
-    fn data_parallel_one_rank_communicates_nothing() -> Result<(), DataParallelError> {
+    fn data_parallel_one_rank_communicates_nothing() -> Result<(), Box<dyn std::error::Error>> {
         let s = dgx(1);
         let times = vec![Seconds(1e-3); LAYERS];
         for z in [ZeroStage::Zero0, ZeroStage::Zero3] {
@@ -680,7 +678,7 @@ mod tests {
                 &DataParallel::new(1, z),
                 &input(&times, &times),
                 &s,
-                s.group(1).expect("group"),
+                s.group(1)?,
             )?;
             assert_eq!(c, StepComm::none());
         }
@@ -688,7 +686,7 @@ mod tests {
     }
 
     #[test]
-    fn data_parallel_group_at_a_stride_and_errors() {
+    fn data_parallel_group_at_a_stride_and_errors() -> Result<(), Box<dyn std::error::Error>> {
         let s = dgx(4);
         // t = 8: one data-parallel rank a node.
         assert_eq!(
@@ -708,7 +706,7 @@ mod tests {
         );
         assert!(dp_group(&s, 8, 8).is_err());
         let times = vec![Seconds(1e-3); LAYERS];
-        let g = s.group(8).expect("group");
+        let g = s.group(8)?;
         let mut bad = input(&[], &times);
         bad.micro_batches = 0;
         assert!(step_communication(&ring(8, ZeroStage::Zero0), &bad, &s, g).is_err());
@@ -720,5 +718,6 @@ mod tests {
             step_communication(&ring(4, ZeroStage::Zero0), &input(&[], &times), &s, g),
             Err(DataParallelError::Group(_))
         ));
+        Ok(())
     }
 }

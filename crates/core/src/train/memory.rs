@@ -613,7 +613,13 @@ mod tests {
 
     /// A GPT block as Korthikanti's models: LayerNorm, GeLU 4h MLP, biases, learned positions,
     /// tied embedding.
-    fn gpt(hidden: u64, layers: u64, heads: u64, vocab: u64, seq: u64) -> Transformer {
+    fn gpt(
+        hidden: u64,
+        layers: u64,
+        heads: u64,
+        vocab: u64,
+        seq: u64,
+    ) -> Result<Transformer, crate::model::ModelError> {
         Transformer::builder(hidden, layers, heads, 4 * hidden, vocab)
             .norm(NormKind::LayerNorm)
             .mlp(MlpKind::Plain)
@@ -624,7 +630,6 @@ mod tests {
             .tie_embeddings(true)
             .positions(Positions::Learned { rows: seq })
             .build()
-            .expect("a GPT")
     }
 
     #[test]
@@ -686,9 +691,9 @@ mod tests {
     }
 
     #[test]
-    fn parameters_per_device_by_hand() {
+    fn parameters_per_device_by_hand() -> Result<(), Box<dyn std::error::Error>> {
         // h 64, 4 blocks, 4 heads, V 100, 16 positions, t 2, p 2.
-        let m = gpt(64, 4, 4, 100, 16);
+        let m = gpt(64, 4, 4, 100, 16)?;
         let layout = Layout {
             tp: 2,
             pp: 2,
@@ -706,15 +711,15 @@ mod tests {
         // One device: every parameter, the tied embedding once.
         let one = device_parameters(&m, &Layout::SINGLE);
         assert_eq!(one.largest(), m.parameters());
+        Ok(())
     }
 
     #[test]
-    fn kv_heads_replicated_past_their_count() {
+    fn kv_heads_replicated_past_their_count() -> Result<(), Box<dyn std::error::Error>> {
         // 8 query heads, 2 KV heads, t = 4: each rank keeps one KV head (of 16 dims).
         let m = Transformer::builder(128, 2, 8, 256, 10)
             .kv_heads(2)
-            .build()
-            .expect("a GQA model");
+            .build()?;
         let l = Layout {
             tp: 4,
             ..Layout::SINGLE
@@ -725,15 +730,15 @@ mod tests {
             d.per_block,
             (2 * q) / 4 + kv_head + 3 * 128 * 256 / 4 + 2 * 128
         );
+        Ok(())
     }
 
     #[test]
-    fn routed_experts_split_over_tp_and_ep() {
+    fn routed_experts_split_over_tp_and_ep() -> Result<(), Box<dyn std::error::Error>> {
         // 4 blocks, all MoE: 8 experts of f_e 32, top-2, no shared expert; t = 2, e = 4.
         let m = Transformer::builder(64, 4, 4, 128, 10)
             .moe(Some(crate::model::Moe::new(8, 2, 32)))
-            .build()
-            .expect("a MoE");
+            .build()?;
         let l = Layout {
             tp: 2,
             ep: 4,
@@ -745,13 +750,14 @@ mod tests {
             d.per_block,
             attention / 2 + router / 2 + routed / 8 + 2 * 64
         );
+        Ok(())
     }
 
     #[test]
-    fn fits_and_the_largest_micro_batch() {
-        let m = gpt(1024, 8, 16, 1000, 512);
+    fn fits_and_the_largest_micro_batch() -> Result<(), Box<dyn std::error::Error>> {
+        let m = gpt(1024, 8, 16, 1000, 512)?;
         let base = TrainingSetup::new(Layout::SINGLE, 1, 512);
-        let one = training_memory(&m, &base, None, Reserve::DEFAULT).expect("valid");
+        let one = training_memory(&m, &base, None, Reserve::DEFAULT)?;
         assert_eq!(one.fits(), None);
         assert_eq!(one.communication, Bytes::ZERO);
         assert_eq!(one.model_states().get(), 16.0 * m.parameters() as f64);
@@ -766,52 +772,51 @@ mod tests {
                 Some(cap),
                 reserve,
             )
-            .expect("valid")
-            .fits()
+            .map(|t| t.fits())
         };
-        assert_eq!(at(5), Some(true));
-        assert_eq!(at(6), Some(false));
-        let best = |limit| largest_micro_batch(&m, &base, cap, reserve, limit).expect("valid");
-        assert_eq!(best(1000), Some(5));
-        assert_eq!(best(3), Some(3));
-        assert_eq!(best(0), None);
+        assert_eq!(at(5)?, Some(true));
+        assert_eq!(at(6)?, Some(false));
+        let best = |limit| largest_micro_batch(&m, &base, cap, reserve, limit);
+        assert_eq!(best(1000)?, Some(5));
+        assert_eq!(best(3)?, Some(3));
+        assert_eq!(best(0)?, None);
         let small = Bytes(one.model_states().get());
-        assert_eq!(
-            largest_micro_batch(&m, &base, small, reserve, 10).expect("valid"),
-            None
-        );
+        assert_eq!(largest_micro_batch(&m, &base, small, reserve, 10)?, None);
+        Ok(())
     }
 
     #[test]
-    fn full_recompute_keeps_inputs_and_one_block() {
-        let m = gpt(1024, 8, 16, 1000, 512);
+    fn full_recompute_keeps_inputs_and_one_block() -> Result<(), Box<dyn std::error::Error>> {
+        let m = gpt(1024, 8, 16, 1000, 512)?;
         let setup = TrainingSetup {
             recompute: Recompute::Full,
             ..TrainingSetup::new(Layout::SINGLE, 2, 512)
         };
-        let mem = training_memory(&m, &setup, None, Reserve::DEFAULT).expect("valid");
+        let mem = training_memory(&m, &setup, None, Reserve::DEFAULT)?;
         let sbh = 512.0 * 2.0 * 1024.0;
         let block = sbh * (34.0 + 5.0 * 16.0 * 512.0 / 1024.0);
         assert_eq!(mem.activations.get(), 8.0 * 2.0 * sbh + block);
+        Ok(())
     }
 
     #[test]
-    fn zero3_counts_two_gathered_blocks() {
-        let m = gpt(1024, 8, 16, 1000, 512);
+    fn zero3_counts_two_gathered_blocks() -> Result<(), Box<dyn std::error::Error>> {
+        let m = gpt(1024, 8, 16, 1000, 512)?;
         let setup = TrainingSetup {
             zero: ZeroStage::Zero3,
             data_parallel: 8,
             ..TrainingSetup::new(Layout::SINGLE, 1, 512)
         };
-        let mem = training_memory(&m, &setup, None, Reserve::DEFAULT).expect("valid");
+        let mem = training_memory(&m, &setup, None, Reserve::DEFAULT)?;
         let per_block = device_parameters(&m, &Layout::SINGLE).per_block as f64;
         assert_eq!(mem.communication.get(), 2.0 * 2.0 * per_block);
         assert_eq!(mem.model_states().get(), 16.0 * m.parameters() as f64 / 8.0);
+        Ok(())
     }
 
     #[test]
-    fn bad_setups_are_refused() {
-        let m = gpt(1024, 8, 16, 1000, 512);
+    fn bad_setups_are_refused() -> Result<(), Box<dyn std::error::Error>> {
+        let m = gpt(1024, 8, 16, 1000, 512)?;
         let base = TrainingSetup::new(Layout::SINGLE, 1, 512);
         let check = |s: TrainingSetup| training_memory(&m, &s, None, Reserve::DEFAULT);
         assert_eq!(
@@ -848,5 +853,6 @@ mod tests {
             }),
             Err(TrainingMemoryError::StateBytes)
         );
+        Ok(())
     }
 }

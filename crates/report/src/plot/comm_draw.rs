@@ -442,7 +442,7 @@ mod tests {
     use roofline_core::workload::{Stage, Workload};
 
     /// Four nodes of eight: 450 GB/s and 1 µs inside a node, 50 GB/s and 5 µs between nodes.
-    fn system() -> System {
+    fn system() -> Result<System, roofline_core::comm::SystemError> {
         let tier = |name: &str, b: f64, a: f64| {
             LinkTier::new(
                 name,
@@ -455,8 +455,11 @@ mod tests {
             scale_out: Some(tier("InfiniBand NDR", 50e9, 5e-6)),
             ..Fabric::default()
         };
-        System::new("four-nodes", "4 × 8 H100", h100_sxm(), 8, 4, fabric).unwrap()
+        System::new("four-nodes", "4 × 8 H100", h100_sxm(), 8, 4, fabric)
     }
+
+    /// What a parse of the SVG did not find.
+    const MISSING: &str = "an element or attribute the SVG lacks";
 
     /// The value of `name="…"` in the start tag `e`.
     fn attr(e: &str, name: &str) -> Option<f64> {
@@ -466,11 +469,11 @@ mod tests {
     }
 
     #[test]
-    fn labels_of_the_panel_overlap_nothing() {
+    fn labels_of_the_panel_overlap_nothing() -> Result<(), Box<dyn std::error::Error>> {
         // Both stages, TP 8 with sequence parallelism, 4 pipeline stages over 4 nodes: the
         // collectives of two tiers, several algorithms and protocols, two stages.
         let model = llama2_7b();
-        let system = system();
+        let system = system()?;
         let layout = Layout {
             tp: 8,
             pp: 4,
@@ -488,24 +491,25 @@ mod tests {
                     layout,
                     roofline_core::memory::Reserve::DEFAULT,
                 )
-                .unwrap()
             })
-            .collect();
-        let chart = RooflineChart::for_parallel(&model, &system, &stages).unwrap();
-        let comm = chart.comm.as_ref().unwrap();
+            .collect::<Result<_, _>>()?;
+        let chart = RooflineChart::for_parallel(&model, &system, &stages)?;
+        let comm = chart.comm.as_ref().ok_or("a communication panel")?;
         assert_eq!(comm.links.len(), 2, "{:?}", comm.links);
         assert!(comm.roofs.len() >= 3, "{:?}", comm.roofs);
-        let svg = render_svg(&chart).unwrap();
-        let layer = &svg[svg.find("class=\"comm-layer\"").unwrap()..];
+        let svg = render_svg(&chart)?;
+        let layer = &svg[svg.find("class=\"comm-layer\"").ok_or(MISSING)?..];
         let area = {
-            let i = layer.find("<rect class=\"comm-plot-area\"").unwrap();
-            let e = &layer[i..i + layer[i..].find('>').unwrap()];
-            let (x, y) = (attr(e, "x").unwrap(), attr(e, "y").unwrap());
+            let i = layer
+                .find("<rect class=\"comm-plot-area\"")
+                .ok_or(MISSING)?;
+            let e = &layer[i..i + layer[i..].find('>').ok_or(MISSING)?];
+            let (x, y) = (attr(e, "x").ok_or(MISSING)?, attr(e, "y").ok_or(MISSING)?);
             Rect {
                 x0: x,
                 y0: y,
-                x1: x + attr(e, "width").unwrap(),
-                y1: y + attr(e, "height").unwrap(),
+                x1: x + attr(e, "width").ok_or(MISSING)?,
+                y1: y + attr(e, "height").ok_or(MISSING)?,
             }
         };
         // Every label's box (text from its baseline up by its size, 2 px below), by class.
@@ -513,17 +517,17 @@ mod tests {
         let mut rest = layer;
         while let Some(i) = rest.find("<text class=\"") {
             let tail = &rest[i..];
-            let open = &tail[..tail.find('>').unwrap()];
-            let body = &tail[open.len() + 1..tail.find("</text>").unwrap()];
-            let class = &open[13..open[13..].find('"').unwrap() + 13];
+            let open = &tail[..tail.find('>').ok_or(MISSING)?];
+            let body = &tail[open.len() + 1..tail.find("</text>").ok_or(MISSING)?];
+            let class = &open[13..open[13..].find('"').ok_or(MISSING)? + 13];
             rest = &tail[open.len()..];
             if class == "legend-text" {
                 continue;
             }
             let (x, y, size) = (
-                attr(open, "x").unwrap(),
-                attr(open, "y").unwrap(),
-                attr(open, "font-size").unwrap(),
+                attr(open, "x").ok_or(MISSING)?,
+                attr(open, "y").ok_or(MISSING)?,
+                attr(open, "font-size").ok_or(MISSING)?,
             );
             let text = body.replace("&apos;", "'").replace("&amp;", "&");
             let w = text_width(&text, size);
@@ -541,28 +545,28 @@ mod tests {
         assert!(labels.iter().any(|(c, _)| c.starts_with("latency-label")));
         assert!(labels.iter().any(|(c, _)| c.starts_with("point-text")));
         let legend = {
-            let i = layer.find("<g class=\"legend\"><rect").unwrap() + 18;
-            let e = &layer[i..i + layer[i..].find('>').unwrap()];
-            let (x, y) = (attr(e, "x").unwrap(), attr(e, "y").unwrap());
+            let i = layer.find("<g class=\"legend\"><rect").ok_or(MISSING)? + 18;
+            let e = &layer[i..i + layer[i..].find('>').ok_or(MISSING)?];
+            let (x, y) = (attr(e, "x").ok_or(MISSING)?, attr(e, "y").ok_or(MISSING)?);
             Rect {
                 x0: x,
                 y0: y,
-                x1: x + attr(e, "width").unwrap(),
-                y1: y + attr(e, "height").unwrap(),
+                x1: x + attr(e, "width").ok_or(MISSING)?,
+                y1: y + attr(e, "height").ok_or(MISSING)?,
             }
         };
         let markers: Vec<Rect> = layer
             .match_indices("<g class=\"comm-point\"")
             .map(|(i, _)| {
                 let g = &layer[i..];
-                let p = &g[g.find("points=\"").unwrap() + 8..];
-                let first = p.split_whitespace().next().unwrap();
-                let (x, y) = first.split_once(',').unwrap();
+                let p = &g[g.find("points=\"").ok_or(MISSING)? + 8..];
+                let first = p.split_whitespace().next().ok_or(MISSING)?;
+                let (x, y) = first.split_once(',').ok_or(MISSING)?;
                 // The first vertex is the top tip, 7.5 px above the centre.
-                let (x, y): (f64, f64) = (x.parse().unwrap(), y.parse().unwrap());
-                Rect::around(x, y + 7.5, 6.0)
+                let (x, y): (f64, f64) = (x.parse()?, y.parse()?);
+                Ok(Rect::around(x, y + 7.5, 6.0))
             })
-            .collect();
+            .collect::<Result<_, Box<dyn std::error::Error>>>()?;
         assert_eq!(markers.len(), comm.points.len());
         for (i, (a, ra)) in labels.iter().enumerate() {
             assert!(ra.inside(&area), "{a} leaves the panel");
@@ -574,5 +578,6 @@ mod tests {
                 assert_eq!(ra.overlap(rb), 0.0, "{a} overlaps {b}");
             }
         }
+        Ok(())
     }
 }
