@@ -42,35 +42,37 @@ const MEASURED: [(&str, u64, [f64; 4]); 4] = [
 const PROMPT: u64 = 128;
 const OUTPUT: u64 = 20;
 
+type TestResult<T> = Result<T, Box<dyn std::error::Error>>;
+
 /// The request's bound and bound with launch overhead, seconds.
-fn request(system: &str, batch: u64, tp: u32) -> (f64, f64) {
-    let model = load_model("llama-2-7b").expect("preset");
-    let system = load_system(system).expect("catalog system");
+fn request(system: &str, batch: u64, tp: u32) -> TestResult<(f64, f64)> {
+    let model = load_model("llama-2-7b")?;
+    let system = load_system(system)?;
     let layout = Layout {
         tp,
         ..Layout::SINGLE
     };
-    let step = |w: Workload| {
-        let s = analyze_parallel(&model, &w, &system, layout, Reserve::DEFAULT).expect("analysis");
-        (s.schedule.step.get(), s.step_time().get())
+    let step = |w: Workload| -> TestResult<(f64, f64)> {
+        let s = analyze_parallel(&model, &w, &system, layout, Reserve::DEFAULT)?;
+        Ok((s.schedule.step.get(), s.step_time().get()))
     };
-    let mut total = step(Workload::new(Stage::Prefill, batch, PROMPT, PROMPT));
+    let mut total = step(Workload::new(Stage::Prefill, batch, PROMPT, PROMPT))?;
     for context in PROMPT..PROMPT + OUTPUT - 1 {
-        let (bound, with_launch) = step(Workload::new(Stage::Decode, batch, 1, context));
+        let (bound, with_launch) = step(Workload::new(Stage::Decode, batch, 1, context))?;
         total.0 += bound;
         total.1 += with_launch;
     }
-    total
+    Ok(total)
 }
 
 #[test]
 #[allow(clippy::print_stdout)] // the table, with --nocapture
-fn llama2_7b_requests_on_one_to_eight_gpus_against_nemo() {
+fn llama2_7b_requests_on_one_to_eight_gpus_against_nemo() -> TestResult<()> {
     println!("| system | batch | TP | measured | bound | miss | with launch | miss |");
     println!("|---|---|---|---|---|---|---|---|");
     for (system, batch, measured) in MEASURED {
         for (tp, m) in [1u32, 2, 4, 8].into_iter().zip(measured) {
-            let (bound, with_launch) = request(system, batch, tp);
+            let (bound, with_launch) = request(system, batch, tp)?;
             let (b, l) = (bound * 1e3, with_launch * 1e3);
             let (miss_b, miss_l) = ((b - m) / m, (l - m) / m);
             println!(
@@ -93,6 +95,7 @@ fn llama2_7b_requests_on_one_to_eight_gpus_against_nemo() {
             );
         }
     }
+    Ok(())
 }
 
 /// The measured speedup from one to eight GPUs against the model's: at batch 1 on H100 the
@@ -100,9 +103,9 @@ fn llama2_7b_requests_on_one_to_eight_gpus_against_nemo() {
 /// bound with launch overhead 1.3–1.6× (eight times fewer weight bytes per GPU, the same
 /// number of kernels, and 66 all-reduces a step).
 #[test]
-fn tensor_parallel_gains_less_than_the_weights_shrink() {
-    let (b1, l1) = request("dgx-h100", 1, 1);
-    let (b8, l8) = request("dgx-h100", 1, 8);
+fn tensor_parallel_gains_less_than_the_weights_shrink() -> TestResult<()> {
+    let (b1, l1) = request("dgx-h100", 1, 1)?;
+    let (b8, l8) = request("dgx-h100", 1, 8)?;
     let measured = 153.8 / 97.6;
     assert!(b1 / b8 > 2.0, "bound speedup {}", b1 / b8);
     let with_launch = l1 / l8;
@@ -110,4 +113,5 @@ fn tensor_parallel_gains_less_than_the_weights_shrink() {
         (1.3..1.6).contains(&with_launch),
         "speedup with launch {with_launch} against measured {measured}"
     );
+    Ok(())
 }
