@@ -115,6 +115,9 @@ pub enum Role {
     FinalNorm,
     /// The output projection to the vocabulary.
     LmHead,
+    /// Softmax cross-entropy over the logits (a training step's loss): its softmax in the
+    /// forward, softmax − one-hot in the backward.
+    Loss,
     // ---- communication (added by the parallel passes) ----
     /// The tensor-parallel all-reduce of a row-parallel output (after o_proj, down_proj, the
     /// expert combine, the vocabulary-parallel embedding).
@@ -175,7 +178,7 @@ impl Role {
             Router | RouterTopK | ExpertGateProj | ExpertUpProj | ExpertActivation
             | ExpertGateMul | ExpertDownProj | SharedGateProj | SharedUpProj | SharedActivation
             | SharedGateMul | SharedDownProj | MoeCombine => Part::Moe,
-            FinalNorm | LmHead => Part::Head,
+            FinalNorm | LmHead | Loss => Part::Head,
             TpAllReduce | TpReduceScatter | TpAllGather | PpSendRecv | EpDispatch | EpCombine
             | CpRingKv => Part::Communication,
             Operator => Part::Standalone,
@@ -267,6 +270,7 @@ impl Role {
             MlpResidual => "mlp_residual",
             FinalNorm => "final_norm",
             LmHead => "lm_head",
+            Loss => "loss",
             TpAllReduce => "tp_all_reduce",
             TpReduceScatter => "tp_reduce_scatter",
             TpAllGather => "tp_all_gather",

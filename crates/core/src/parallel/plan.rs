@@ -110,9 +110,7 @@ pub fn search(
                             sequence_parallel: sp,
                             ..Layout::SINGLE
                         };
-                        if layout.validate_for(model, workload).is_err()
-                            || (sp && sequence_parallel_unsupported(model))
-                        {
+                        if layout.validate_for(model, workload).is_err() {
                             skipped += 1;
                             continue;
                         }
@@ -161,13 +159,6 @@ pub fn search(
         by_throughput,
         skipped,
     })
-}
-
-fn sequence_parallel_unsupported(model: &Transformer) -> bool {
-    matches!(
-        model.variant.positions,
-        crate::model::Positions::Learned { .. }
-    )
 }
 
 /// What holds a plan back against the best one.

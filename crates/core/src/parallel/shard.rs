@@ -25,7 +25,7 @@ use super::layout::{Layout, LayoutError};
 use crate::comm::collective::{collective_cost, AlgorithmChoice, Collective, CollectiveError};
 use crate::comm::{System, SystemError};
 use crate::graph::{OpGraph, Role, TensorId, TensorRole};
-use crate::model::{Positions, Transformer};
+use crate::model::Transformer;
 use crate::ops::{Communication, Op};
 use crate::units::Bytes;
 use crate::workload::Workload;
@@ -153,6 +153,13 @@ fn shard_op(role: Role, op: &Op, s: &Share) -> Op {
         (Role::AttentionResidual | Role::MlpResidual, Op::Elementwise(o)) if s.sp => {
             o.elements = s.tokens_r * s.hidden;
         }
+        // Learned positions under sequence parallelism: the token embeddings are
+        // reduce-scattered, so each rank looks up and adds the positions of its 1/t of the
+        // tokens (Megatron-LM adds them on the sequence-parallel shard).
+        (Role::PositionEmbedding, Op::Embedding(o)) if s.sp => o.tokens = s.tokens_r,
+        (Role::EmbeddingAdd, Op::Elementwise(o)) if s.sp => {
+            o.elements = s.tokens_r * s.hidden;
+        }
         _ => {}
     }
     op
@@ -202,7 +209,9 @@ fn output_share(role: Role, op: &Op, i: usize, s: &Share) -> f64 {
         | Role::MlpNorm
         | Role::FinalNorm
         | Role::AttentionResidual
-        | Role::MlpResidual => s.seq(),
+        | Role::MlpResidual
+        | Role::PositionEmbedding
+        | Role::EmbeddingAdd => s.seq(),
         _ => 1.0,
     }
 }
@@ -267,9 +276,8 @@ fn collective_after(
 /// With tp = 1 the graph is returned as it is.
 ///
 /// # Errors
-/// The layout does not fit the model, or sequence parallelism is asked of a model with learned
-/// position embeddings; the system has fewer devices than the group; the fabric lacks a link
-/// the group needs.
+/// The layout does not fit the model; the system has fewer devices than the group; the fabric
+/// lacks a link the group needs.
 pub fn shard(
     graph: &OpGraph,
     model: &Transformer,
@@ -282,12 +290,6 @@ pub fn shard(
         return Ok(graph.clone());
     }
     let sp = layout.sequence_parallel;
-    if sp && matches!(model.variant.positions, Positions::Learned { .. }) {
-        return Err(ParallelError::Layout(LayoutError::Unsupported(
-            "sequence parallelism with learned position embeddings (OPT, GPT-2) is not \
-             modelled yet",
-        )));
-    }
     let group = system
         .group(u64::from(layout.tp))
         .map_err(ParallelError::System)?;

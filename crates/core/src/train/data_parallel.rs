@@ -72,6 +72,10 @@ pub struct DataParallel {
     pub bucket_bytes: Bytes,
     /// The algorithm every collective is priced with ([`AlgorithmChoice::Auto`] by default).
     pub algorithm: AlgorithmChoice,
+    /// η, the share of the link's speed the collectives reach: each one's transfer term is
+    /// divided by it (`t_α + t_β / η`, [`crate::comm::estimate`]). 1 for the α–β bound (the
+    /// default); an η outside (0, 1] is taken as 1.
+    pub transfer_efficiency: f64,
 }
 
 impl DataParallel {
@@ -82,6 +86,7 @@ impl DataParallel {
             zero,
             bucket_bytes: Bytes(DDP_BUCKET_BYTES),
             algorithm: AlgorithmChoice::Auto,
+            transfer_efficiency: 1.0,
         }
     }
 }
@@ -312,8 +317,17 @@ pub fn step_communication(
     }
     let gradients = psi * g_bytes;
     let weights = psi * w_bytes;
-    let cost =
-        |c, bytes: f64| collective_cost(c, Bytes(bytes), group, &system.fabric, dp.algorithm);
+    let eta = if dp.transfer_efficiency > 0.0 && dp.transfer_efficiency <= 1.0 {
+        dp.transfer_efficiency
+    } else {
+        1.0
+    };
+    let cost = |c, bytes: f64| {
+        collective_cost(c, Bytes(bytes), group, &system.fabric, dp.algorithm).map(|mut k| {
+            k.transfer = k.transfer / eta;
+            k
+        })
+    };
     let mut rows = Vec::new();
     let exposed = match dp.zero {
         ZeroStage::Zero0 | ZeroStage::Zero1 | ZeroStage::Zero2 => {

@@ -14,15 +14,30 @@
 //! - [`memory`]: the memory a training step needs on each device: model states under ZeRO
 //!   (ZeRO §5), activations (Korthikanti et al. 2022, Table 2), "fits" and the largest
 //!   micro-batch that does.
+//! - [`micro_batch`]: one micro-batch's step on one device: the sharded forward with its loss,
+//!   the backward, every node priced (bound or [`efficiency`] estimate) as pieces a pipeline
+//!   stage sums.
+//! - [`step`]: the whole step on many devices: stages, pipeline timeline, data-parallel
+//!   communication, optimizer, memory, MFU and HFU ([`predict`]).
+//! - [`waterfall`]: the MFU waterfall, the share of the peak each reason takes.
 //! - [`pipeline`]: pipeline-parallel schedules (1F1B, interleaved, ZB-H1) as discrete-event
 //!   timelines over p stages and m micro-batches: step time, per-stage busy time, the bubble
 //!   and the micro-batches' activations each stage holds at its peak.
 
 pub mod backward;
 pub mod data_parallel;
+pub mod efficiency;
 pub mod memory;
+pub mod micro_batch;
 pub mod optimizer;
 pub mod pipeline;
+pub mod step;
+pub mod waterfall;
+
+pub use efficiency::Efficiency;
+pub use micro_batch::{micro_batch, MicroBatch, MicroBatchShape};
+pub use step::{predict, predict_with, StepError, TrainingJob, TrainingPrediction};
+pub use waterfall::{Reason, Waterfall};
 
 use std::fmt;
 

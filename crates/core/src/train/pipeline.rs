@@ -27,7 +27,8 @@
 use std::fmt;
 
 /// How a pipeline orders its micro-batches' forward and backward passes on each stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum PipelineSchedule {
     /// 1F1B (PipeDream-Flush; Narayanan et al. 2021, §2.2.1): stage i runs p−1−i warm-up
@@ -141,7 +142,7 @@ impl fmt::Display for PipelineError {
 impl std::error::Error for PipelineError {}
 
 /// A pipeline step's timeline, summarised.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Timeline {
     /// Each stage's busy time: m·(F_i + B_i + W_i), in the unit of the inputs.
     pub busy: Vec<f64>,

@@ -1,0 +1,627 @@
+//! One training step on many devices, assembled from the passes of this module: each pipeline
+//! stage's F, B and W from one micro-batch's priced graph ([`super::micro_batch`]), the
+//! pipeline's timeline over the micro-batches ([`super::pipeline`]), the data-parallel
+//! communication left exposed ([`super::data_parallel`]), the optimizer update
+//! ([`super::optimizer`]), the memory per device ([`super::memory`]), and the MFU waterfall
+//! ([`super::waterfall`]).
+//!
+//! **The step.** With m = B_global / (d · e · b) micro-batches per pipeline, stage i's F_i,
+//! B_i (recomputation and input gradients) and W_i (weight gradients) are the sums of its
+//! blocks' pieces (the first stage adds the embedding, the last the final norm, lm_head and
+//! the loss); the pipeline runs them as its schedule orders ([`simulate`]), each stage
+//! boundary a send of b·s·h activations (÷ t with sequence parallelism) each way. After the
+//! last backward, each stage's data-parallel collectives the backward did not hide and its
+//! optimizer update run; the step ends when the slowest stage's have:
+//! T = makespan + max_i (DP_i + opt_i).
+//!
+//! **The waterfall.** Every device of stage i is busy for m·(F_i + B_i + W_i) + DP_i + opt_i
+//! and waits the rest of T. Averaged over the stages, T = T₀ + Σ losses exactly: T₀ the model
+//! FLOPs at the dense peak, each piece's time beyond its FLOPs at the peak given to its
+//! [`Reason`], the waits split into the pipeline's communication (the makespan less the
+//! makespan with free sends) and its bubble (the rest, stage imbalance included).
+//!
+//! **Rank order.** Megatron-LM's: tensor, context, expert, data, pipeline (tensor innermost).
+//! Data-parallel peers are t·c·e devices apart; consecutive pipeline stages t·c·e·d apart, on
+//! different nodes once that is a node or more.
+//!
+//! Not modelled: DualPipe's bidirectional schedule, overlap of tensor-parallel collectives
+//! with GEMMs, ZeRO-3's gathers inside a pipeline stage's timeline (its exposed time is added
+//! after the pipeline), and a stage's memory beyond stage 0's.
+
+use super::backward::Recompute;
+use super::data_parallel::{dp_group, step_communication, DataParallel, StepComm, StepInput};
+use super::efficiency::Efficiency;
+use super::memory::{
+    device_parameters, training_memory, StateBytes, TrainingMemory, TrainingSetup, ZeroStage,
+};
+use super::micro_batch::{micro_batch, stage_sums, MicroBatch, MicroBatchShape, StageSums};
+use super::optimizer::{Optimizer, OptimizerStep};
+use super::pipeline::{simulate, PipelineSchedule, StageTimes, Timeline};
+use super::waterfall::{Reason, Waterfall};
+use crate::comm::collective::{collective_cost, AlgorithmChoice, Collective};
+use crate::comm::{Group, System};
+use crate::memory::Reserve;
+use crate::model::Transformer;
+use crate::parallel::Layout;
+use crate::precision::Precision;
+use crate::units::{to_f64, Bytes, Flop, FlopPerSec, Seconds};
+use crate::workload::Precisions;
+use serde::Serialize;
+use std::fmt;
+
+/// What to train and how: the layout, the batch and the policies of one step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TrainingJob {
+    /// Tensor, pipeline, expert and context parallelism, and sequence parallelism.
+    pub layout: Layout,
+    /// Data-parallel replicas d.
+    pub data_parallel: u32,
+    /// How the model states are sharded over the d·c data-parallel ranks (ZeRO).
+    pub zero: ZeroStage,
+    /// Sequences per step over every replica, B_global.
+    pub global_batch: u64,
+    /// Sequences per micro-batch on each device, b.
+    pub micro_batch: u64,
+    /// Tokens per sequence, s.
+    pub seq_len: u64,
+    /// Which activations are recomputed.
+    pub recompute: Recompute,
+    /// The pipeline's schedule.
+    pub schedule: PipelineSchedule,
+    /// The optimizer.
+    pub optimizer: Optimizer,
+    /// Bytes per parameter of each model state.
+    pub state: StateBytes,
+    /// Number formats of the forward and backward.
+    pub precisions: Precisions,
+    /// Attention by FlashAttention.
+    pub flash_attention: bool,
+    /// Memory the runtime keeps on each device.
+    #[serde(skip)]
+    pub reserve: Reserve,
+}
+
+impl TrainingJob {
+    /// `layout` over `data_parallel` replicas training `global_batch` sequences of `seq_len`
+    /// tokens in micro-batches of `micro_batch`: no ZeRO, no recomputation, 1F1B, AdamW with
+    /// Megatron's 18 bytes per parameter (fp32 gradients), bf16, FlashAttention, the default
+    /// reserve.
+    pub fn new(
+        layout: Layout,
+        data_parallel: u32,
+        global_batch: u64,
+        micro_batch: u64,
+        seq_len: u64,
+    ) -> Self {
+        TrainingJob {
+            layout,
+            data_parallel,
+            zero: ZeroStage::Zero0,
+            global_batch,
+            micro_batch,
+            seq_len,
+            recompute: Recompute::None,
+            schedule: PipelineSchedule::OneFOneB,
+            optimizer: Optimizer::AdamW,
+            state: StateBytes::MEGATRON_ADAM,
+            precisions: Precisions::uniform(Precision::Bf16),
+            flash_attention: true,
+            reserve: Reserve::DEFAULT,
+        }
+    }
+
+    /// Devices the job uses: t · p · e · c · d.
+    pub fn devices(&self) -> u64 {
+        self.layout
+            .devices()
+            .saturating_mul(u64::from(self.data_parallel))
+    }
+
+    /// Model chunks per device: v of an interleaved schedule, else 1.
+    pub fn virtual_stages(&self) -> u32 {
+        match self.schedule {
+            PipelineSchedule::Interleaved { virtual_stages } => {
+                u32::try_from(virtual_stages).unwrap_or(u32::MAX)
+            }
+            _ => 1,
+        }
+    }
+
+    /// Micro-batches per step on each pipeline: B_global / (d · e · b).
+    ///
+    /// # Errors
+    /// [`StepError::Zero`] for a count of zero; [`StepError::GlobalBatch`] when d · e · b does
+    /// not divide the global batch.
+    pub fn micro_batches(&self) -> Result<u64, StepError> {
+        for (field, value) in [
+            ("global_batch", self.global_batch),
+            ("micro_batch", self.micro_batch),
+            ("seq_len", self.seq_len),
+            ("data_parallel", u64::from(self.data_parallel)),
+        ] {
+            if value == 0 {
+                return Err(StepError::Zero(field));
+            }
+        }
+        let per_micro_batch = u64::from(self.data_parallel)
+            .saturating_mul(u64::from(self.layout.ep.max(1)))
+            .saturating_mul(self.micro_batch);
+        if !self.global_batch.is_multiple_of(per_micro_batch) {
+            return Err(StepError::GlobalBatch {
+                global_batch: self.global_batch,
+                per_micro_batch,
+            });
+        }
+        Ok(self.global_batch / per_micro_batch)
+    }
+
+    /// The micro-batch shape of this job.
+    pub fn shape(&self) -> MicroBatchShape {
+        MicroBatchShape {
+            layout: self.layout,
+            micro_batch: self.micro_batch,
+            seq_len: self.seq_len,
+            recompute: self.recompute,
+            precisions: self.precisions,
+            flash_attention: self.flash_attention,
+        }
+    }
+}
+
+/// Why a training step cannot be predicted.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum StepError {
+    /// A count that must be at least 1 is 0 (the field).
+    Zero(&'static str),
+    /// d · e · b does not divide the global batch.
+    GlobalBatch {
+        /// B_global.
+        global_batch: u64,
+        /// Sequences one micro-batch step takes over every replica, d · e · b.
+        per_micro_batch: u64,
+    },
+    /// The job needs more devices than the system has.
+    TooFewDevices {
+        /// t · p · e · c · d.
+        needed: u64,
+        /// The system's.
+        available: u64,
+    },
+    /// The efficiencies.
+    Efficiency(super::efficiency::EfficiencyError),
+    /// The micro-batch's graph (model, layout, system, chip).
+    MicroBatch(super::micro_batch::MicroBatchError),
+    /// The memory setup (layout, interleaving).
+    Memory(super::memory::TrainingMemoryError),
+    /// The pipeline's schedule.
+    Pipeline(super::pipeline::PipelineError),
+    /// The data-parallel communication.
+    DataParallel(super::data_parallel::DataParallelError),
+    /// A pipeline send the fabric cannot price.
+    Collective(crate::comm::collective::CollectiveError),
+    /// The optimizer.
+    Train(super::TrainError),
+}
+
+impl fmt::Display for StepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StepError::Zero(q) => write!(f, "{q} must be at least 1"),
+            StepError::GlobalBatch {
+                global_batch,
+                per_micro_batch,
+            } => write!(
+                f,
+                "the global batch of {global_batch} sequences is not a whole number of steps \
+                 of {per_micro_batch} (data-parallel × expert-parallel × micro-batch)"
+            ),
+            StepError::TooFewDevices { needed, available } => write!(
+                f,
+                "the layout needs {needed} devices, the system has {available}"
+            ),
+            StepError::Efficiency(e) => e.fmt(f),
+            StepError::MicroBatch(e) => e.fmt(f),
+            StepError::Memory(e) => e.fmt(f),
+            StepError::Pipeline(e) => e.fmt(f),
+            StepError::DataParallel(e) => e.fmt(f),
+            StepError::Collective(e) => e.fmt(f),
+            StepError::Train(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for StepError {}
+
+/// One pipeline stage of the step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StagePrediction {
+    /// Its first block (0-based).
+    pub first_block: u64,
+    /// Its blocks.
+    pub blocks: u64,
+    /// F, B, W of one micro-batch, s.
+    pub forward: Seconds,
+    /// B: recomputation and input gradients of one micro-batch, s.
+    pub backward: Seconds,
+    /// W: weight gradients of one micro-batch, s.
+    pub weight: Seconds,
+    /// Parameters one device of the stage holds.
+    pub parameters: u64,
+    /// Its data-parallel communication.
+    pub data_parallel: StepComm,
+    /// Its optimizer update, s.
+    pub optimizer: Seconds,
+    /// The most micro-batches whose activations it holds at once (the timeline's).
+    pub peak_in_flight: f64,
+}
+
+/// A training step predicted: its time, throughput, utilisation, memory and waterfall.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrainingPrediction {
+    /// The job.
+    pub job: TrainingJob,
+    /// The efficiencies applied ([`Efficiency::BOUND`] for the roofline bound).
+    pub efficiency: Efficiency,
+    /// Devices, t · p · e · c · d.
+    pub devices: u64,
+    /// Micro-batches per step on each pipeline, m.
+    pub micro_batches: u64,
+    /// The step time, s.
+    pub step_time: Seconds,
+    /// Tokens per second over the whole job: B_global · s / T.
+    pub tokens_per_s: f64,
+    /// Model FLOPs of the step over every device (forward and backward).
+    pub model_flops: Flop,
+    /// Hardware FLOPs of the step: model FLOPs and the recomputation.
+    pub hardware_flops: Flop,
+    /// The dense peak of one device MFU divides by, FLOP/s.
+    pub peak: FlopPerSec,
+    /// Model FLOPs utilisation: model FLOPs / (T · devices · peak).
+    pub mfu: f64,
+    /// Hardware FLOPs utilisation: hardware FLOPs / (T · devices · peak).
+    pub hfu: f64,
+    /// The pipeline's makespan over the micro-batches, s.
+    pub makespan: Seconds,
+    /// The makespan less the busiest stage's busy time, s (the timeline's bubble).
+    pub bubble: Seconds,
+    /// The bubble over the busiest stage's busy time.
+    pub bubble_fraction: f64,
+    /// One send between consecutive stages, s.
+    pub p2p: Seconds,
+    /// The stages, first first.
+    pub stages: Vec<StagePrediction>,
+    /// Memory per device (the largest stage's states, stage 0's activations).
+    pub memory: TrainingMemory,
+    /// The MFU waterfall of the step.
+    pub waterfall: Waterfall,
+}
+
+/// Predicts one step of `job` training `model` on `system` at `efficiency` (the roofline
+/// bound with [`Efficiency::BOUND`]; module docs for the assembly).
+///
+/// # Errors
+/// [`StepError`]: a count of zero or a global batch the micro-batches do not divide; more
+/// devices than the system has; the model, layout, chip or fabric; an interleaved schedule
+/// whose micro-batches are not a multiple of the stages.
+pub fn predict(
+    model: &Transformer,
+    system: &System,
+    job: &TrainingJob,
+    efficiency: &Efficiency,
+) -> Result<TrainingPrediction, StepError> {
+    efficiency.validate().map_err(StepError::Efficiency)?;
+    job.micro_batches()?;
+    if job.devices() > system.devices() {
+        return Err(StepError::TooFewDevices {
+            needed: job.devices(),
+            available: system.devices(),
+        });
+    }
+    let mb = micro_batch(model, system, &job.shape(), efficiency).map_err(StepError::MicroBatch)?;
+    predict_with(model, system, job, efficiency, &mb)
+}
+
+/// [`predict`] with the micro-batch already priced: `mb` is [`micro_batch`] of
+/// [`TrainingJob::shape`] at the same `efficiency` (a plan search prices each shape once and
+/// assembles every pipeline, data-parallel and ZeRO choice over it).
+///
+/// # Errors
+/// As [`predict`], less the micro-batch's.
+pub fn predict_with(
+    model: &Transformer,
+    system: &System,
+    job: &TrainingJob,
+    efficiency: &Efficiency,
+    mb: &MicroBatch,
+) -> Result<TrainingPrediction, StepError> {
+    efficiency.validate().map_err(StepError::Efficiency)?;
+    let m = job.micro_batches()?;
+    let devices = job.devices();
+    if devices > system.devices() {
+        return Err(StepError::TooFewDevices {
+            needed: devices,
+            available: system.devices(),
+        });
+    }
+    let setup = TrainingSetup {
+        layout: job.layout,
+        data_parallel: job.data_parallel.saturating_mul(job.layout.cp.max(1)),
+        zero: job.zero,
+        state: job.state,
+        micro_batch: job.micro_batch,
+        seq_len: job.seq_len,
+        micro_batches: m,
+        interleave: job.virtual_stages(),
+        recompute: job.recompute,
+        flash_attention: job.flash_attention,
+    };
+    let memory = training_memory(model, &setup, system.chip.capacity(), job.reserve)
+        .map_err(StepError::Memory)?;
+    assemble(model, system, job, efficiency, mb, memory, m)
+}
+
+/// The stages' block ranges: p contiguous ranges, the first L mod p one block longer.
+fn stage_ranges(layout: &Layout, layers: u64) -> Vec<(u64, u64)> {
+    let mut first = 0;
+    (0..layout.pp.max(1))
+        .map(|i| {
+            let n = layout.stage_blocks(layers, i);
+            let r = (first, n);
+            first += n;
+            r
+        })
+        .collect()
+}
+
+fn assemble(
+    model: &Transformer,
+    system: &System,
+    job: &TrainingJob,
+    efficiency: &Efficiency,
+    mb: &MicroBatch,
+    memory: TrainingMemory,
+    m: u64,
+) -> Result<TrainingPrediction, StepError> {
+    let layout = job.layout;
+    let devices = job.devices();
+    let p = layout.pp.max(1) as usize;
+    let ranges = stage_ranges(&layout, model.layers);
+    let sums: Vec<StageSums> = ranges
+        .iter()
+        .enumerate()
+        .map(|(i, &(first, n))| stage_sums(&mb.pieces, first, n, i == 0, i + 1 == p))
+        .collect();
+    let times: Vec<StageTimes> = sums
+        .iter()
+        .map(|s| StageTimes::new(s.forward, s.backward, s.weight))
+        .collect();
+    let p2p = stage_send(model, system, job, efficiency)?;
+    let micro = usize::try_from(m).unwrap_or(usize::MAX);
+    let timeline: Timeline =
+        simulate(job.schedule, &times, micro, p2p.get()).map_err(StepError::Pipeline)?;
+    let free_sends = if p > 1 && p2p.get() > 0.0 {
+        simulate(job.schedule, &times, micro, 0.0)
+            .map_err(StepError::Pipeline)?
+            .makespan
+    } else {
+        timeline.makespan
+    };
+
+    // Each stage's data-parallel communication and optimizer update after the pipeline.
+    let params = device_parameters(model, &layout);
+    let dp_ranks = job.data_parallel.saturating_mul(layout.cp.max(1));
+    let stride = layout.tp.max(1).saturating_mul(layout.ep.max(1));
+    let group = dp_group(system, dp_ranks, stride).map_err(StepError::DataParallel)?;
+    let dp = DataParallel {
+        transfer_efficiency: efficiency.network,
+        ..DataParallel::new(dp_ranks, job.zero)
+    };
+    let vector = system
+        .chip
+        .peak(Precision::Fp32)
+        .or_else(|_| system.chip.peak(job.precisions.act))
+        .map_err(|e| StepError::MicroBatch(super::micro_batch::MicroBatchError::Device(e)))?;
+    let bandwidth = system
+        .chip
+        .bandwidth()
+        .map_err(|e| StepError::MicroBatch(super::micro_batch::MicroBatchError::Device(e)))?;
+    let grad = if job.state.gradient >= 4.0 {
+        Precision::Fp32
+    } else {
+        Precision::Bf16
+    };
+    let mut stages = Vec::with_capacity(p);
+    for (i, (&(first, n), s)) in ranges.iter().zip(&sums).enumerate() {
+        let (is_first, is_last) = (i == 0, i + 1 == p);
+        let mut parameters = params.per_block.saturating_mul(n);
+        if is_first {
+            parameters = parameters.saturating_add(params.first_stage);
+        }
+        if is_last {
+            parameters = parameters.saturating_add(params.last_stage);
+        }
+        let (forward, backward) = per_block(mb, first, n, is_first, is_last);
+        let comm = step_communication(
+            &dp,
+            &StepInput {
+                parameters: to_f64(parameters),
+                gradient_bytes: job.state.gradient,
+                weight_bytes: job.state.weight,
+                forward: &forward,
+                backward: &backward,
+                micro_batches: m,
+            },
+            system,
+            group,
+        )
+        .map_err(StepError::DataParallel)?;
+        let shards = if job.zero == ZeroStage::Zero0 {
+            1
+        } else {
+            u64::from(dp_ranks)
+        };
+        let cost = OptimizerStep {
+            optimizer: job.optimizer,
+            parameters,
+            shards,
+            grad,
+            weight: job.precisions.weight,
+        }
+        .cost()
+        .map_err(StepError::Train)?;
+        let optimizer = (cost.flops.get() / vector.get())
+            .max(cost.bytes().get() / (bandwidth.get() * efficiency.memory));
+        stages.push(StagePrediction {
+            first_block: first,
+            blocks: n,
+            forward: Seconds(s.forward),
+            backward: Seconds(s.backward),
+            weight: Seconds(s.weight),
+            parameters,
+            data_parallel: comm,
+            optimizer: Seconds(optimizer),
+            peak_in_flight: timeline.peak_in_flight.get(i).copied().unwrap_or(0.0),
+        });
+    }
+    let tail = stages
+        .iter()
+        .map(|s| s.data_parallel.exposed.get() + s.optimizer.get())
+        .fold(0.0, f64::max);
+    let step = timeline.makespan + tail;
+
+    // The waterfall, averaged over the stages.
+    let pf = to_f64(p as u64);
+    let mf = to_f64(m);
+    let mut losses = [0.0; 12];
+    let mut ideal = 0.0;
+    let (mut model_flops, mut recompute_flops) = (0.0, 0.0);
+    let mut busy = 0.0;
+    for (s, st) in sums.iter().zip(&stages) {
+        for (l, x) in losses.iter_mut().zip(&s.losses) {
+            *l += x * mf / pf;
+        }
+        ideal += s.ideal * mf / pf;
+        model_flops += s.model_flops * mf;
+        recompute_flops += s.recompute_flops * mf;
+        let dp_t = st.data_parallel.exposed.get();
+        let opt_t = st.optimizer.get();
+        losses[slot(Reason::DataParallel)] += dp_t / pf;
+        losses[slot(Reason::Optimizer)] += opt_t / pf;
+        busy += (mf * (s.forward + s.backward + s.weight) + dp_t + opt_t) / pf;
+    }
+    let waits = (step - busy).max(0.0);
+    let sends = (timeline.makespan - free_sends).clamp(0.0, waits);
+    losses[slot(Reason::PipelineCommunication)] += sends;
+    losses[slot(Reason::PipelineBubble)] += waits - sends;
+    let waterfall = Waterfall::new(Seconds(ideal), &losses, None);
+
+    // Every device of a stage does the same work: t·c·e·d devices a stage.
+    let per_stage = to_f64(devices) / pf;
+    let model_flops = model_flops * per_stage;
+    let hardware_flops = model_flops + recompute_flops * per_stage;
+    let peak = mb.peak;
+    let denominator = step * to_f64(devices) * peak.get();
+    let utilisation = |f: f64| {
+        if denominator > 0.0 {
+            f / denominator
+        } else {
+            0.0
+        }
+    };
+    Ok(TrainingPrediction {
+        job: *job,
+        efficiency: *efficiency,
+        devices,
+        micro_batches: m,
+        step_time: Seconds(step),
+        tokens_per_s: if step > 0.0 {
+            to_f64(job.global_batch.saturating_mul(job.seq_len)) / step
+        } else {
+            0.0
+        },
+        model_flops: Flop(model_flops),
+        hardware_flops: Flop(hardware_flops),
+        peak,
+        mfu: utilisation(model_flops),
+        hfu: utilisation(hardware_flops),
+        makespan: Seconds(timeline.makespan),
+        bubble: Seconds(timeline.bubble),
+        bubble_fraction: timeline.bubble_fraction,
+        p2p,
+        stages,
+        memory,
+        waterfall,
+    })
+}
+
+fn slot(r: Reason) -> usize {
+    r.slot().unwrap_or(0)
+}
+
+/// Each block's forward time and backward time (recomputation, B and W) of one micro-batch
+/// on a stage, the backward's last block first; the stage's ends fall to its first and last
+/// block.
+fn per_block(
+    mb: &MicroBatch,
+    first: u64,
+    blocks: u64,
+    is_first: bool,
+    is_last: bool,
+) -> (Vec<Seconds>, Vec<Seconds>) {
+    let n = usize::try_from(blocks.max(1)).unwrap_or(1);
+    let mut forward = vec![Seconds::ZERO; n];
+    let mut backward = vec![Seconds::ZERO; n];
+    for j in 0..n {
+        let block = first + j as u64;
+        let s = stage_sums(
+            &mb.pieces,
+            block,
+            u64::from(blocks > 0),
+            is_first && j == 0,
+            is_last && j + 1 == n,
+        );
+        forward[j] = Seconds(s.forward);
+        backward[n - 1 - j] = Seconds(s.backward + s.weight);
+    }
+    (forward, backward)
+}
+
+/// One send of a micro-batch's activations between consecutive stages: b·s·h elements (÷ t
+/// with sequence parallelism, ÷ c with context parallelism), over the scale-out network when
+/// consecutive stages sit a node or more apart (module docs), at `efficiency`'s network share.
+fn stage_send(
+    model: &Transformer,
+    system: &System,
+    job: &TrainingJob,
+    efficiency: &Efficiency,
+) -> Result<Seconds, StepError> {
+    let layout = job.layout;
+    if layout.pp <= 1 {
+        return Ok(Seconds::ZERO);
+    }
+    let mut elements =
+        to_f64(job.micro_batch) * to_f64(layout.cp_tokens(job.seq_len)) * to_f64(model.hidden);
+    if layout.sequence_parallel && layout.tp > 1 {
+        elements /= f64::from(layout.tp);
+    }
+    let bytes = Bytes(elements * job.precisions.act.bytes());
+    let distance = (layout.devices() / u64::from(layout.pp.max(1)))
+        .saturating_mul(u64::from(job.data_parallel));
+    let across = distance >= u64::from(system.gpus_per_node);
+    let group = Group {
+        ranks: 2,
+        ranks_per_node: if across { 1 } else { 2 },
+    };
+    let cost = collective_cost(
+        Collective::SendRecv,
+        bytes,
+        group,
+        &system.fabric,
+        AlgorithmChoice::Auto,
+    )
+    .map_err(StepError::Collective)?;
+    Ok(Seconds(
+        cost.latency.get() + cost.transfer.get() / efficiency.network,
+    ))
+}
