@@ -76,4 +76,6 @@ impl fmt::Display for TrainError {
 impl std::error::Error for TrainError {}
 
 #[cfg(test)]
+mod step_tests;
+#[cfg(test)]
 mod tests;

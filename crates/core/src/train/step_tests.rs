@@ -1,0 +1,260 @@
+//! The assembled training step checked by hand on a small Llama-shaped model (d = 64, two
+//! blocks, 4 heads, f = 256, V = 100, SwiGLU, RMSNorm, untied lm_head) on the test DGX of H100s.
+
+use super::backward::Recompute;
+use super::efficiency::Efficiency;
+use super::pipeline::{PipelineError, PipelineSchedule};
+use super::step::{predict, StepError, TrainingJob};
+use super::waterfall::Reason;
+use crate::graph::Pass;
+use crate::model::Transformer;
+use crate::ops::Op;
+use crate::parallel::tests::dgx;
+use crate::parallel::Layout;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const D: u64 = 64;
+const F: u64 = 256;
+const V: u64 = 100;
+const S: u64 = 16;
+
+fn tiny(layers: u64) -> Result<Transformer, crate::model::ModelError> {
+    Transformer::builder(D, layers, 4, F, V).build()
+}
+
+fn job(layout: Layout, dp: u32, global: u64, micro: u64) -> TrainingJob {
+    TrainingJob::new(layout, dp, global, micro, S)
+}
+
+/// GEMM parameters of one block: q, k, v, o (4·d²) and gate, up, down (3·d·f).
+const BLOCK_GEMM: u64 = 4 * D * D + 3 * D * F;
+
+#[test]
+fn gemm_flops_of_a_step_are_three_forwards() -> TestResult {
+    // 2 blocks, lm_head V·d: the forward's GEMMs take 2·T·(2·BLOCK_GEMM + V·d) FLOPs; the
+    // input and weight gradients take twice that; 4 micro-batches of 2 sequences of 16 tokens.
+    let model = tiny(2)?;
+    let j = job(Layout::SINGLE, 1, 8, 2);
+    let p = predict(&model, &dgx(1), &j, &Efficiency::BOUND)?;
+    assert_eq!(p.micro_batches, 4);
+    let mb = super::micro_batch::micro_batch(&model, &dgx(1), &j.shape(), &Efficiency::BOUND)?;
+    let tokens = 2.0 * S as f64;
+    let forward = 2.0 * tokens * (2.0 * BLOCK_GEMM as f64 + (V * D) as f64);
+    let gemm: f64 = mb
+        .graph
+        .nodes()
+        .iter()
+        .filter(|n| matches!(n.op(), Op::Gemm(_)) && n.pass() != Pass::Recompute)
+        .map(|n| n.cost().flops.get() * n.count() as f64)
+        .sum();
+    assert!(
+        (gemm - 3.0 * forward).abs() < 1e-6 * forward,
+        "{gemm} vs {}",
+        3.0 * forward
+    );
+    // The whole step's model FLOPs: 4 micro-batches of the graph's forward and gradients.
+    let per_micro: f64 = mb
+        .pieces
+        .iter()
+        .filter(|x| x.phase != super::micro_batch::Phase::Recompute)
+        .map(|x| x.flops * x.on_stage(0, 2, true, true) as f64)
+        .sum();
+    assert!((p.model_flops.get() - 4.0 * per_micro).abs() < 1e-6 * per_micro);
+    Ok(())
+}
+
+#[test]
+fn the_waterfall_and_the_mfu_sum_to_the_peak_and_mfu_is_model_flops_over_peak_time() -> TestResult {
+    let model = tiny(2)?;
+    for eff in [Efficiency::BOUND, Efficiency::published()] {
+        let p = predict(&model, &dgx(1), &job(Layout::SINGLE, 1, 8, 2), &eff)?;
+        let w = &p.waterfall;
+        let total: f64 = w.bars.iter().map(|b| b.share).sum::<f64>() + w.mfu;
+        assert!((total - 1.0).abs() < 1e-9, "{total}");
+        assert!((w.step.get() - p.step_time.get()).abs() < 1e-12 * p.step_time.get());
+        // MFU = model FLOPs / (T · devices · peak), the peak H100's dense bf16 989.5 TFLOP/s.
+        let mfu = p.model_flops.get() / (p.step_time.get() * 1.0 * 989.5e12);
+        assert!((p.mfu - mfu).abs() < 1e-12 && (w.mfu - mfu).abs() < 1e-9);
+    }
+    Ok(())
+}
+
+#[test]
+fn one_device_step_is_the_micro_batches_in_series_plus_the_update() -> TestResult {
+    // Without a pipeline or data parallelism T = m·(F + B + W) + the optimizer update.
+    let model = tiny(2)?;
+    let p = predict(
+        &model,
+        &dgx(1),
+        &job(Layout::SINGLE, 1, 8, 2),
+        &Efficiency::BOUND,
+    )?;
+    let s = &p.stages[0];
+    let serial = 4.0 * (s.forward + s.backward + s.weight).get() + s.optimizer.get();
+    assert!((p.step_time.get() - serial).abs() < 1e-12 * serial);
+    assert_eq!(p.waterfall.share(Reason::PipelineBubble), 0.0);
+    // AdamW over 144,192 parameters (2 blocks of 4·d² + 3·d·f + 2·d, embedding and lm_head
+    // V·d each, the final norm d), with fp32 gradients: it reads 4 + 4 + 8 bytes and writes
+    // 4 + 8 + 2 a parameter = 30 bytes, at 3.35 TB/s.
+    let params = 2 * (BLOCK_GEMM + 2 * D) + 2 * V * D + D;
+    assert_eq!(params, 144_192);
+    assert_eq!(s.parameters, params);
+    let optimizer = params as f64 * 30.0 / 3.35e12;
+    assert!((s.optimizer.get() - optimizer).abs() < 1e-9 * optimizer);
+    Ok(())
+}
+
+#[test]
+fn data_parallel_all_reduces_the_fp32_gradients_once() -> TestResult {
+    // Two replicas: a ring all-reduce of Ψ'·4 bytes sends 2·(2 − 1)/2 of it, Ψ'·4 bytes.
+    let model = tiny(2)?;
+    let p = predict(
+        &model,
+        &dgx(1),
+        &job(Layout::SINGLE, 2, 8, 2),
+        &Efficiency::BOUND,
+    )?;
+    assert_eq!((p.devices, p.micro_batches), (2, 2));
+    let dp = &p.stages[0].data_parallel;
+    assert!((dp.bytes_per_rank.get() - 144_192.0 * 4.0).abs() < 1e-6);
+    assert!(dp.exposed.get() > 0.0 && dp.exposed <= dp.total);
+    Ok(())
+}
+
+#[test]
+fn a_pipeline_of_equal_stages_has_the_one_f_one_b_bubble() -> TestResult {
+    // 8 blocks on 4 stages, 8 micro-batches; V = 2 makes the ends small, so the timeline's
+    // bubble is near Megatron's (p − 1)/m = 3/8 of the busiest stage's time: the last stage's
+    // final norm, lm_head and loss (and their launches) make it the busiest, a little below.
+    let model = Transformer::builder(4 * D, 8, 4, 4 * F, 2).build()?;
+    let layout = Layout {
+        pp: 4,
+        ..Layout::SINGLE
+    };
+    let p = predict(&model, &dgx(1), &job(layout, 1, 8, 1), &Efficiency::BOUND)?;
+    assert_eq!(p.stages.len(), 4);
+    assert!(p.stages.iter().all(|s| s.blocks == 2));
+    assert!(
+        (p.bubble_fraction - 3.0 / 8.0).abs() < 0.04,
+        "{}",
+        p.bubble_fraction
+    );
+    assert!(p.waterfall.share(Reason::PipelineBubble) > 0.0);
+    // Interleaving two chunks a device halves it: (p − 1)/(v·m) = 3/16.
+    let v2 = TrainingJob {
+        schedule: PipelineSchedule::Interleaved { virtual_stages: 2 },
+        ..job(layout, 1, 8, 1)
+    };
+    let q = predict(&model, &dgx(1), &v2, &Efficiency::BOUND)?;
+    assert!(
+        (q.bubble_fraction - 3.0 / 16.0).abs() < 0.04,
+        "{}",
+        q.bubble_fraction
+    );
+    Ok(())
+}
+
+#[test]
+fn full_recompute_adds_the_blocks_forward_to_the_hardware_flops() -> TestResult {
+    let model = tiny(2)?;
+    let none = predict(
+        &model,
+        &dgx(1),
+        &job(Layout::SINGLE, 1, 2, 2),
+        &Efficiency::BOUND,
+    )?;
+    let full = predict(
+        &model,
+        &dgx(1),
+        &TrainingJob {
+            recompute: Recompute::Full,
+            ..job(Layout::SINGLE, 1, 2, 2)
+        },
+        &Efficiency::BOUND,
+    )?;
+    assert_eq!(none.model_flops, full.model_flops);
+    assert_eq!(none.hardware_flops, none.model_flops);
+    // The recomputed FLOPs are every block's forward: at least its GEMMs, 2·T·2·BLOCK_GEMM.
+    let recomputed = full.hardware_flops.get() - full.model_flops.get();
+    let gemms = 2.0 * 32.0 * 2.0 * BLOCK_GEMM as f64;
+    assert!(
+        recomputed >= gemms && recomputed < 1.2 * gemms,
+        "{recomputed} vs {gemms}"
+    );
+    assert!(full.hfu > full.mfu && full.step_time > none.step_time);
+    assert!(full.waterfall.share(Reason::Recompute) > 0.0);
+    Ok(())
+}
+
+#[test]
+fn bad_jobs_are_refused_with_the_field() -> TestResult {
+    let model = tiny(2)?;
+    let system = dgx(1);
+    let err = |j: TrainingJob| predict(&model, &system, &j, &Efficiency::BOUND).err();
+    assert_eq!(
+        err(job(Layout::SINGLE, 2, 6, 2)),
+        Some(StepError::GlobalBatch {
+            global_batch: 6,
+            per_micro_batch: 4
+        })
+    );
+    assert_eq!(
+        err(job(Layout::SINGLE, 1, 8, 0)),
+        Some(StepError::Zero("micro_batch"))
+    );
+    assert_eq!(
+        err(job(Layout::SINGLE, 16, 16, 1)),
+        Some(StepError::TooFewDevices {
+            needed: 16,
+            available: 8
+        })
+    );
+    let interleaved = TrainingJob {
+        schedule: PipelineSchedule::Interleaved { virtual_stages: 2 },
+        ..job(
+            Layout {
+                pp: 2,
+                ..Layout::SINGLE
+            },
+            1,
+            3,
+            1,
+        )
+    };
+    let four = tiny(4)?;
+    assert_eq!(
+        predict(&four, &system, &interleaved, &Efficiency::BOUND).err(),
+        Some(StepError::Pipeline(
+            PipelineError::MicroBatchesNotMultipleOfStages {
+                micro_batches: 3,
+                stages: 2
+            }
+        ))
+    );
+    let bad = Efficiency {
+        matmul: 0.0,
+        ..Efficiency::BOUND
+    };
+    assert!(matches!(
+        predict(&model, &system, &job(Layout::SINGLE, 1, 8, 2), &bad),
+        Err(StepError::Efficiency(_))
+    ));
+    Ok(())
+}
+
+#[test]
+fn the_estimate_is_never_faster_than_the_bound() -> TestResult {
+    let model = tiny(4)?;
+    let layout = Layout {
+        tp: 2,
+        pp: 2,
+        ..Layout::SINGLE
+    };
+    let j = job(layout, 2, 8, 1);
+    let bound = predict(&model, &dgx(1), &j, &Efficiency::BOUND)?;
+    let estimate = predict(&model, &dgx(1), &j, &Efficiency::published())?;
+    assert!(estimate.step_time >= bound.step_time);
+    assert!(estimate.mfu <= bound.mfu);
+    Ok(())
+}
