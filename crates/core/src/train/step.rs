@@ -32,7 +32,8 @@ use super::backward::Recompute;
 use super::data_parallel::{dp_group, step_communication, DataParallel, StepComm, StepInput};
 use super::efficiency::Efficiency;
 use super::memory::{
-    device_parameters, training_memory, StateBytes, TrainingMemory, TrainingSetup, ZeroStage,
+    activations_per_layer, device_parameters, training_memory, StateBytes, TrainingMemory,
+    TrainingSetup, ZeroStage,
 };
 use super::micro_batch::{micro_batch, stage_sums, MicroBatch, MicroBatchShape, StageSums};
 use super::optimizer::{Optimizer, OptimizerStep};
@@ -254,6 +255,10 @@ pub struct StagePrediction {
     pub optimizer: Seconds,
     /// The most micro-batches whose activations it holds at once (the timeline's).
     pub peak_in_flight: f64,
+    /// The activations it keeps at that peak: Korthikanti et al. Table 2 per block
+    /// ([`super::memory::activations_per_layer`]) × its blocks × [`Self::peak_in_flight`]
+    /// (+ one block's full set under full recompute, the block being recomputed), bytes.
+    pub activations: Bytes,
 }
 
 /// A training step predicted: its time, throughput, utilisation, memory and waterfall.
@@ -472,6 +477,22 @@ fn assemble(
         .map_err(StepError::Train)?;
         let optimizer = (cost.flops.get() / vector.get())
             .max(cost.bytes().get() / (bandwidth.get() * efficiency.memory));
+        let peak_in_flight = timeline.peak_in_flight.get(i).copied().unwrap_or(0.0);
+        let layer = |r| {
+            activations_per_layer(
+                model.hidden,
+                model.heads,
+                &layout,
+                job.micro_batch,
+                job.seq_len,
+                r,
+                job.flash_attention,
+            )
+        };
+        let mut activations = layer(job.recompute) * (to_f64(n) * peak_in_flight);
+        if job.recompute == Recompute::Full && n > 0 {
+            activations += layer(Recompute::None);
+        }
         stages.push(StagePrediction {
             first_block: first,
             blocks: n,
@@ -481,7 +502,8 @@ fn assemble(
             parameters,
             data_parallel: comm,
             optimizer: Seconds(optimizer),
-            peak_in_flight: timeline.peak_in_flight.get(i).copied().unwrap_or(0.0),
+            peak_in_flight,
+            activations,
         });
     }
     let tail = stages

@@ -141,6 +141,13 @@ fn a_pipeline_of_equal_stages_has_the_one_f_one_b_bubble() -> TestResult {
         p.bubble_fraction
     );
     assert!(p.waterfall.share(Reason::PipelineBubble) > 0.0);
+    // Stage i holds p − i micro-batches at its peak; each block keeps s·b·h·34 bytes
+    // (Korthikanti Table 2 without tensor parallelism; FlashAttention keeps no scores):
+    // 16·1·256·34 = 139,264, two blocks a stage.
+    for (i, st) in p.stages.iter().enumerate() {
+        assert_eq!(st.peak_in_flight, (4 - i) as f64);
+        assert_eq!(st.activations.get(), (4 - i) as f64 * 2.0 * 139_264.0);
+    }
     // Interleaving two chunks a device halves it: (p − 1)/(v·m) = 3/16.
     let v2 = TrainingJob {
         schedule: PipelineSchedule::Interleaved { virtual_stages: 2 },
