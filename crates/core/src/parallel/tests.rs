@@ -487,3 +487,43 @@ fn the_degrees_a_model_takes_follow_its_heads_and_experts() {
         assert!(tp(t as u32).validate(&mixtral()).is_ok());
     }
 }
+
+#[test]
+fn sequence_parallel_learned_positions_run_on_each_ranks_share_of_the_tokens(
+) -> Result<(), Box<dyn std::error::Error>> {
+    // GPT-2-shaped: d = 768, 12 heads, learned positions. TP 2 with sequence parallelism on a
+    // prompt of 1024 tokens: the token embeddings are reduce-scattered, so each rank looks up
+    // and adds the positions of its 512 tokens: 512 lookups, 512 · 768 additions.
+    let model = Transformer::builder(768, 2, 12, 3072, 50257)
+        .positions(crate::model::Positions::Learned { rows: 1024 })
+        .build()?;
+    let layout = Layout {
+        tp: 2,
+        sequence_parallel: true,
+        ..Layout::SINGLE
+    };
+    let w = Workload::new(Stage::Prefill, 1, 1024, 0);
+    let a = analyze_parallel(&model, &w, &dgx(1), layout, Reserve::DEFAULT)?;
+    let node = |role| {
+        a.graph
+            .nodes()
+            .iter()
+            .find(|n| n.role == role)
+            .map(|n| n.op().clone())
+    };
+    match node(Role::PositionEmbedding) {
+        Some(crate::ops::Op::Embedding(e)) => assert_eq!(e.tokens, 512),
+        other => return Err(format!("position embedding: {other:?}").into()),
+    }
+    match node(Role::EmbeddingAdd) {
+        Some(crate::ops::Op::Elementwise(e)) => assert_eq!(e.elements, 512 * 768),
+        other => return Err(format!("embedding add: {other:?}").into()),
+    }
+    // The token embedding's reduction is a reduce-scatter under sequence parallelism.
+    assert!(a
+        .graph
+        .nodes()
+        .iter()
+        .any(|n| n.role == Role::TpReduceScatter && !n.span().in_blocks()));
+    Ok(())
+}
