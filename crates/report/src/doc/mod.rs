@@ -31,6 +31,7 @@ pub mod plan;
 pub mod profile;
 pub mod report;
 pub mod sweep;
+pub mod train;
 
 /// Version of the JSON documents' schema (`docs/schema/`); raised on any incompatible change.
 /// Every document carries it as `schema_version`.
@@ -337,6 +338,11 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             "measure-kernels",
             "roofline measure kernels",
             schema_of::<measure::KernelsCheckDoc>(),
+        ),
+        (
+            "train",
+            "roofline train",
+            schema_of::<train::TrainDoc>(),
         ),
         (
             "report",
