@@ -130,14 +130,6 @@ fn run(r: &Row, measured: f64, schedule: PipelineSchedule, micro: u64) -> TestRe
     };
     let bound = predict(&model, &system, &job, &Efficiency::BOUND)?;
     let estimate = predict(&model, &system, &job, &Efficiency::published())?;
-    if std::env::var("WATERFALL").is_ok() {
-        eprintln!(
-            "{} m={} {:?}",
-            field(r, "model"),
-            estimate.micro_batches,
-            estimate.waterfall
-        );
-    }
     Ok(Case {
         label: format!(
             "{} TP{tp} PP{pp} DP{dp} B{} {}",

@@ -221,7 +221,7 @@ fn with_loss(forward: &OpGraph, precisions: Precisions) -> OpGraph {
     }
     for n in forward.nodes() {
         let gathers_logits = n.role == Role::TpAllGather
-            && head.is_some_and(|(x, _, _)| n.inputs.iter().any(|&i| i == x));
+            && head.is_some_and(|(x, _, _)| n.inputs.contains(&x));
         if !gathers_logits {
             out.push(n.clone());
         }
