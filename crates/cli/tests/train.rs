@@ -46,7 +46,8 @@ fn json(args: &[&str]) -> Result<Value, Box<dyn std::error::Error>> {
 }
 
 fn num(v: &Value) -> Result<f64, Box<dyn std::error::Error>> {
-    v.as_f64().ok_or_else(|| format!("not a number: {v}").into())
+    v.as_f64()
+        .ok_or_else(|| format!("not a number: {v}").into())
 }
 
 /// Σ bar shares + MFU of a waterfall object.
@@ -67,7 +68,10 @@ fn the_waterfall_sums_to_the_peak_and_the_bound_is_never_slower() -> TestResult 
         assert!((sum - 1.0).abs() < 1e-9, "{which}: Σ shares + MFU = {sum}");
         // Throughput × step = the step's tokens: 8 sequences × 2048 tokens = 16 384.
         let tokens = num(&p["tokens_per_s"])? * num(&p["step_time_s"])?;
-        assert!((tokens - 8.0 * 2048.0).abs() < 1e-6 * 16384.0, "{which}: {tokens}");
+        assert!(
+            (tokens - 8.0 * 2048.0).abs() < 1e-6 * 16384.0,
+            "{which}: {tokens}"
+        );
         assert_eq!(p["devices"], 8);
         // m = B_global / (d · e · b) = 8 / (1 · 1 · 1) = 8 micro-batches.
         assert_eq!(p["micro_batches"], 8);
@@ -153,8 +157,12 @@ fn the_table_puts_the_bound_beside_the_estimate_with_the_waterfall() -> TestResu
         .args(&args)
         .assert()
         .success()
-        .stdout(predicate::str::contains("roofline bound: no step is faster"))
-        .stdout(predicate::str::contains("estimate at published efficiencies"))
+        .stdout(predicate::str::contains(
+            "roofline bound: no step is faster",
+        ))
+        .stdout(predicate::str::contains(
+            "estimate at published efficiencies",
+        ))
         .stdout(predicate::str::contains("dense peak"))
         .stdout(predicate::str::contains("= MFU"))
         .stdout(predicate::str::contains("HFU"))
@@ -177,17 +185,29 @@ fn the_waterfall_plot_is_svg_with_every_bar_and_is_not_overwritten() -> TestResu
     let mut args = TP8.to_vec();
     args.extend(["--measured-step", "20s", "--plot", &p, "--format", "json"]);
     let out = roofline().args(&args).output()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout)?;
     let svg = std::fs::read_to_string(&path)?;
     assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(svg.matches("<g ").count(), svg.matches("</g>").count());
-    for b in v["measured_waterfall"]["bars"].as_array().ok_or("no bars")? {
+    for b in v["measured_waterfall"]["bars"]
+        .as_array()
+        .ok_or("no bars")?
+    {
         let label = b["label"].as_str().ok_or("no label")?;
-        let escaped = label.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        let escaped = label
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
         assert!(svg.contains(&escaped), "no label `{label}` in the SVG");
     }
-    assert!(svg.contains("data-reason=\"unexplained\"") && svg.contains("MFU ") && svg.contains("HFU "));
+    assert!(
+        svg.contains("data-reason=\"unexplained\"") && svg.contains("MFU ") && svg.contains("HFU ")
+    );
     // Again without --force: refused, the file untouched; with --force, rewritten.
     let before = std::fs::read(&path)?;
     let mut again = TP8.to_vec();
@@ -267,4 +287,46 @@ fn bad_input_names_the_flag_with_a_hint() {
     );
     // A plot that is neither SVG nor PNG.
     bad_input(&with("--plot", &["waterfall.pdf"]), "--plot");
+}
+
+#[test]
+fn mfu_with_the_layout_flags_adds_the_predicted_waterfall() -> TestResult {
+    let base = [
+        "mfu",
+        "llama-3.1-8b",
+        "--hardware",
+        "a100-sxm-80gb",
+        "--devices",
+        "8",
+        "--step-time",
+        "0.9s",
+        "--global-batch",
+        "8",
+        "--seq-len",
+        "2048",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--tp", "8"]);
+    roofline()
+        .args(&args)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("predicted MFU waterfall"))
+        .stdout(predicate::str::contains(
+            "unexplained (measured − predicted)",
+        ));
+    // Without the layout flags, mfu's output has no waterfall.
+    roofline()
+        .args(base)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("predicted MFU waterfall").not());
+    // The waterfall needs the table; a partial recompute is not a training-step policy.
+    let mut json = args.clone();
+    json.extend(["--format", "json"]);
+    bad_input(&json, "--format");
+    let mut partial = args.clone();
+    partial.extend(["--recompute", "partial=0.5"]);
+    bad_input(&partial, "--recompute");
+    Ok(())
 }

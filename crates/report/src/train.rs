@@ -58,6 +58,30 @@ pub fn write_train(
     }
 }
 
+/// Writes the waterfall section alone, as a table: the job, the bound's and the estimate's
+/// MFU waterfalls and, with a measured step, the estimate's restated against it with its
+/// unexplained bar (what `roofline mfu` adds below its own output).
+///
+/// # Errors
+/// A failed write.
+pub fn write_waterfall_table(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
+    writeln!(
+        out,
+        "predicted MFU waterfall · {} on {} ({}) · {}",
+        r.model.name,
+        r.system.name,
+        r.system.id,
+        job_line(r)
+    )?;
+    writeln!(
+        out,
+        "roofline bound: no step is faster; estimate at published efficiencies ({}). Shares \
+         of the dense peak, points; each row what is left after it.",
+        r.source
+    )?;
+    write_waterfall(r, out)
+}
+
 /// The job in words: layout, batch, schedule and policies.
 fn job_line(r: &TrainReport<'_>) -> String {
     let j = &r.bound.job;
@@ -215,9 +239,9 @@ fn write_memory(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
         Some(true) => writeln!(out, "fits: yes")?,
         Some(false) => {
             let advice = match r.largest_micro_batch {
-                Some(mb) => format!(
-                    "the largest micro-batch that fits is {mb} (--micro-batch {mb})"
-                ),
+                Some(mb) => {
+                    format!("the largest micro-batch that fits is {mb} (--micro-batch {mb})")
+                }
                 None => "not even a micro-batch of 1 fits: raise --tp or --pp, add --zero or \
                          --recompute, or use a larger chip"
                     .to_string(),
@@ -243,7 +267,11 @@ fn write_stages(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
     for (i, (sb, se)) in r.bound.stages.iter().zip(&r.estimate.stages).enumerate() {
         t.add_row(vec![
             i.to_string(),
-            format!("{}–{}", sb.first_block, sb.first_block + sb.blocks.saturating_sub(1)),
+            format!(
+                "{}–{}",
+                sb.first_block,
+                sb.first_block + sb.blocks.saturating_sub(1)
+            ),
             crate::units::human(sb.parameters as f64, ""),
             pair(sb.forward.get(), se.forward.get()),
             pair(sb.backward.get(), se.backward.get()),
@@ -357,8 +385,20 @@ fn write_csv(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteError>
             num(e.tokens_per_s),
             String::new(),
         ),
-        ("step", "mfu".into(), num(b.mfu), num(e.mfu), r.measured.map(|m| num(m.mfu)).unwrap_or_default()),
-        ("step", "hfu".into(), num(b.hfu), num(e.hfu), r.measured.map(|m| num(m.hfu)).unwrap_or_default()),
+        (
+            "step",
+            "mfu".into(),
+            num(b.mfu),
+            num(e.mfu),
+            r.measured.map(|m| num(m.mfu)).unwrap_or_default(),
+        ),
+        (
+            "step",
+            "hfu".into(),
+            num(b.hfu),
+            num(e.hfu),
+            r.measured.map(|m| num(m.hfu)).unwrap_or_default(),
+        ),
         (
             "step",
             "bubble_fraction".into(),

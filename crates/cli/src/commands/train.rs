@@ -63,7 +63,10 @@ fn step_error(e: StepError, job: &TrainingJob, flags: &Flags<'_>, system: &Syste
                 "data_parallel" => "--dp".to_string(),
                 f => crate::error::flag(f),
             };
-            bad(format!("`{flag}` must be at least 1"), format!("give {flag} 1 or more"))
+            bad(
+                format!("`{flag}` must be at least 1"),
+                format!("give {flag} 1 or more"),
+            )
         }
         StepError::GlobalBatch {
             global_batch,
@@ -281,14 +284,15 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some((path, format)) = plot {
         let (waterfall, which) = match &measured {
             Some(m) => (m.clone(), "estimate against the measured step"),
-            None => (p.estimate.waterfall.clone(), "estimate at published efficiencies"),
+            None => (
+                p.estimate.waterfall.clone(),
+                "estimate at published efficiencies",
+            ),
         };
         let chart = WaterfallChart {
             title: format!(
                 "MFU waterfall · {} on {} × {}",
-                p.model.name,
-                p.bound.devices,
-                p.system.chip.id
+                p.model.name, p.bound.devices, p.system.chip.id
             ),
             subtitle: format!(
                 "{which}; shares of a {:.4} s step (roofline bound: MFU {:.1} %)",
@@ -315,5 +319,115 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
         largest_micro_batch: p.largest_micro_batch,
     };
     write_train(&report, a.format.format.into(), out)?;
+    Ok(())
+}
+
+/// Checks, before any output, that `roofline mfu` with training-layout flags has what the
+/// predicted waterfall needs: a model, --hardware, --step-time (with --global-batch and
+/// --seq-len), a --recompute the step models, and the table format.
+pub(crate) fn check_mfu_waterfall(a: &crate::args::MfuArgs) -> Result<(), CliError> {
+    let missing = [
+        ("MODEL", a.model.is_none()),
+        ("--hardware", a.hardware.is_none()),
+        ("--step-time", a.step_time.is_none()),
+        ("--global-batch", a.global_batch.is_none()),
+        ("--seq-len", a.seq_len.is_none()),
+    ];
+    if let Some((what, _)) = missing.iter().find(|(_, m)| *m) {
+        return Err(CliError::bad_input(
+            format!(
+                "`{what}`: the predicted waterfall (asked for by --tp, --pp, --dp, \
+                 --micro-batch, …) needs a model, --hardware and --step-time with \
+                 --global-batch and --seq-len"
+            ),
+            Some(
+                "give them all (`roofline mfu llama-3.1-8b --hardware a100-sxm-80gb --devices \
+                 8 --step-time 0.9s --global-batch 8 --seq-len 2048 --tp 8`), or drop the \
+                 layout flags"
+                    .into(),
+            ),
+        ));
+    }
+    if matches!(a.recompute, roofline_core::mfu::Recompute::Partial(_)) {
+        return Err(CliError::bad_input(
+            "`--recompute`: the training step models none, selective or full recomputation, \
+             not PaLM's partial scheme",
+            Some("give --recompute none, selective or full, or drop the layout flags".into()),
+        ));
+    }
+    if roofline_report::Format::from(a.format.format) != roofline_report::Format::Table {
+        return Err(CliError::bad_input(
+            "`--format`: `roofline mfu` adds the predicted waterfall to its table only",
+            Some(
+                "drop --format, or ask `roofline train … --measured-step T --format json` for \
+                 the waterfall as JSON"
+                    .into(),
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `roofline mfu` with training-layout flags: the predicted waterfall against the measured
+/// step, below the MFU table ([`check_mfu_waterfall`] has run).
+pub(crate) fn mfu_waterfall(
+    a: &crate::args::MfuArgs,
+    format: roofline_report::Format,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let (Some(model), Some(hardware), Some(step), Some(global_batch), Some(seq_len)) = (
+        a.model.as_deref(),
+        a.hardware.as_deref(),
+        a.step_time,
+        a.global_batch,
+        a.seq_len,
+    ) else {
+        return check_mfu_waterfall(a);
+    };
+    if format != roofline_report::Format::Table {
+        return check_mfu_waterfall(a);
+    }
+    let recompute = match a.recompute {
+        roofline_core::mfu::Recompute::Selective => {
+            roofline_core::train::memory::Recompute::Selective
+        }
+        roofline_core::mfu::Recompute::Full => roofline_core::train::memory::Recompute::Full,
+        _ => roofline_core::train::memory::Recompute::None,
+    };
+    let job = job_of(
+        &a.train,
+        global_batch,
+        seq_len,
+        recompute,
+        a.precision,
+        roofline_core::memory::Reserve::DEFAULT,
+    )?;
+    let efficiency = a
+        .train
+        .efficiency
+        .map_or_else(Efficiency::published, |o| o.apply(Efficiency::published()));
+    let devices = u32::try_from(a.devices).map_err(|_| {
+        CliError::bad_input(
+            format!("`--devices {}`: too many devices", a.devices),
+            Some(format!(
+                "give at most {} devices",
+                roofline_core::comm::system::MAX_DEVICES
+            )),
+        )
+    })?;
+    let p = predict_both(model, (None, Some(devices), hardware, ""), &job, efficiency)?;
+    let measured = p.estimate.waterfall.measured(Seconds(step));
+    let report = TrainReport {
+        model: &p.model,
+        system: &p.system,
+        bound: &p.bound,
+        estimate: &p.estimate,
+        source: SOURCE,
+        tokens: None,
+        measured: Some(&measured),
+        largest_micro_batch: p.largest_micro_batch,
+    };
+    writeln!(out).map_err(roofline_report::WriteError::from)?;
+    roofline_report::train::write_waterfall_table(&report, out)?;
     Ok(())
 }

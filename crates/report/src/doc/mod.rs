@@ -339,11 +339,7 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             "roofline measure kernels",
             schema_of::<measure::KernelsCheckDoc>(),
         ),
-        (
-            "train",
-            "roofline train",
-            schema_of::<train::TrainDoc>(),
-        ),
+        ("train", "roofline train", schema_of::<train::TrainDoc>()),
         (
             "report",
             "roofline report --out FILE",

@@ -200,7 +200,13 @@ pub fn render_waterfall_svg(chart: &WaterfallChart) -> Result<String, PlotError>
     // MFU and HFU markers, their labels on two lines above the rows.
     for (class, name, value, dy, dash) in [
         ("mfu-marker", "MFU", w.mfu, 26.0, ""),
-        ("hfu-marker", "HFU", w.hfu, 10.0, r#" stroke-dasharray="6,3""#),
+        (
+            "hfu-marker",
+            "HFU",
+            w.hfu,
+            10.0,
+            r#" stroke-dasharray="6,3""#,
+        ),
     ] {
         let x = x_of(value);
         writeln!(
