@@ -220,8 +220,8 @@ fn with_loss(forward: &OpGraph, precisions: Precisions) -> OpGraph {
         out.tensor_bytes(t.name, t.bytes, t.precision, t.role);
     }
     for n in forward.nodes() {
-        let gathers_logits = n.role == Role::TpAllGather
-            && head.is_some_and(|(x, _, _)| n.inputs.contains(&x));
+        let gathers_logits =
+            n.role == Role::TpAllGather && head.is_some_and(|(x, _, _)| n.inputs.contains(&x));
         if !gathers_logits {
             out.push(n.clone());
         }

@@ -253,8 +253,36 @@ mod tests {
         };
         let svg = render_waterfall_svg(&chart)?;
         assert_eq!(svg.matches("<g class=\"bar ").count(), 4);
-        assert!(svg.contains("−30.0 pts → 70.0 %") || svg.contains("-30.0 pts → 70.0 %"));
+        assert!(svg.contains("-30.0 pts → 70.0 %"));
         assert!(svg.contains("MFU 60.0 %") && svg.contains("HFU 70.0 %"));
+        for b in &chart.waterfall.bars {
+            assert!(
+                svg.contains(&xml_escape(b.reason.label())),
+                "{:?}",
+                b.reason
+            );
+        }
+        // Well-formed: the SVG parser of the PNG renderer reads it.
+        svg_to_png(&svg)?;
+        Ok(())
+    }
+
+    #[test]
+    fn a_measured_step_draws_the_unexplained_bar_in_its_own_colour() -> Result<(), PlotError> {
+        // Predicted 10 s (T₀ 6 s, non-matmul 4 s), measured 12.5 s: unexplained 2.5 s = 20 %.
+        let mut losses = [0.0; 12];
+        losses[2] = 4.0;
+        let w = Waterfall::new(Seconds(6.0), &losses, Some(Seconds(12.5)));
+        let svg = render_waterfall_svg(&WaterfallChart {
+            title: "t".into(),
+            subtitle: "s".into(),
+            waterfall: w,
+        })?;
+        assert!(
+            svg.contains("data-reason=\"unexplained\"") && svg.contains(color(Reason::Unexplained))
+        );
+        assert!(svg.contains("-20.0 pts → 48.0 %"));
+        assert!(svg.contains("MFU 48.0 %"));
         Ok(())
     }
 }
