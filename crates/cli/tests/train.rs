@@ -330,3 +330,52 @@ fn mfu_with_the_layout_flags_adds_the_predicted_waterfall() -> TestResult {
     bad_input(&partial, "--recompute");
     Ok(())
 }
+
+#[test]
+fn a_step_that_does_not_fit_names_the_largest_micro_batch_that_does() -> TestResult {
+    // 64 sequences of 4096 tokens in one micro-batch, unfused attention: far over 80 GB.
+    let args = [
+        "train",
+        "llama-3.1-8b",
+        "--hardware",
+        "a100-sxm-80gb",
+        "--devices",
+        "8",
+        "--tp",
+        "8",
+        "--global-batch",
+        "64",
+        "--micro-batch",
+        "64",
+        "--seq-len",
+        "4096",
+        "--no-flash-attention",
+    ];
+    let v = json(&args)?;
+    let m = &v["bound"]["memory"];
+    assert_eq!(m["fits"], false);
+    let b = v["largest_fitting_micro_batch"]
+        .as_u64()
+        .ok_or("no largest micro-batch")?;
+    assert!((1..64).contains(&b));
+    // Activations grow linearly in b while the states and the reserve do not: the b found
+    // fits the capacity at b/64 of the activations, b + 1 does not.
+    let fixed = num(&m["weights_bytes"])?
+        + num(&m["gradients_bytes"])?
+        + num(&m["optimizer_bytes"])?
+        + num(&m["communication_bytes"])?
+        + num(&m["reserve_bytes"])?;
+    let per_sequence = num(&m["activations_bytes"])? / 64.0;
+    let capacity = num(&m["capacity_bytes"])?;
+    assert!(fixed + b as f64 * per_sequence <= capacity * (1.0 + 1e-9));
+    assert!(fixed + (b + 1) as f64 * per_sequence > capacity);
+    roofline()
+        .args(args)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("fits: no"))
+        .stdout(predicate::str::contains(
+            "the largest micro-batch that fits is",
+        ));
+    Ok(())
+}

@@ -240,7 +240,24 @@ fn write_memory(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
         Some(false) => {
             let advice = match r.largest_micro_batch {
                 Some(mb) => {
-                    format!("the largest micro-batch that fits is {mb} (--micro-batch {mb})")
+                    // The largest that also divides the sequences of each replica.
+                    let j = &r.bound.job;
+                    let per =
+                        u64::from(j.data_parallel).saturating_mul(u64::from(j.layout.ep.max(1)));
+                    let sequences = j.global_batch / per.max(1);
+                    let dividing = (1..=mb)
+                        .rev()
+                        .find(|b| sequences.is_multiple_of(*b))
+                        .unwrap_or(1);
+                    if dividing == mb {
+                        format!("the largest micro-batch that fits is {mb} (--micro-batch {mb})")
+                    } else {
+                        format!(
+                            "the largest micro-batch that fits is {mb}; the largest that also \
+                             divides the {sequences} sequences of a replica is {dividing} \
+                             (--micro-batch {dividing})"
+                        )
+                    }
                 }
                 None => "not even a micro-batch of 1 fits: raise --tp or --pp, add --zero or \
                          --recompute, or use a larger chip"

@@ -199,7 +199,7 @@ pub fn render_waterfall_svg(chart: &WaterfallChart) -> Result<String, PlotError>
     }
     // MFU and HFU markers, their labels on two lines above the rows.
     for (class, name, value, dy, dash) in [
-        ("mfu-marker", "MFU", w.mfu, 26.0, ""),
+        ("mfu-marker", "MFU", w.mfu, 24.0, ""),
         (
             "hfu-marker",
             "HFU",
@@ -212,7 +212,7 @@ pub fn render_waterfall_svg(chart: &WaterfallChart) -> Result<String, PlotError>
         writeln!(
             s,
             r##"<g class="{class}"><line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{bottom:.1}" stroke="#222"{dash}/><text x="{x:.1}" y="{:.1}" font-size="13" text-anchor="middle">{name} {}</text></g>"##,
-            TOP - dy + 4.0,
+            TOP - 2.0,
             TOP - dy,
             percent(value, 1)
         )
