@@ -32,6 +32,7 @@ pub mod suite;
 pub mod suite_plot;
 pub mod sweep;
 pub mod sweep_plot;
+pub mod train;
 pub mod units;
 
 use std::fmt;

@@ -116,6 +116,11 @@ pub struct MfuArgs {
         default_value = "1e9,3e9,7e9,13e9,34e9,70e9,175e9,405e9,1e12"
     )]
     pub sizes: Vec<f64>,
+    /// The training layout (`--tp`, `--pp`, `--dp`, `--micro-batch`, …, as `roofline train`
+    /// takes them): with a model, --hardware and --step-time, the predicted MFU waterfall of
+    /// that step is printed below, its unexplained bar the measured time beyond the estimate.
+    #[command(flatten)]
+    pub train: super::train::TrainLayoutArgs,
     #[command(flatten)]
     pub format: FormatArg,
 }

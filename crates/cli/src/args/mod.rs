@@ -14,6 +14,7 @@ pub mod op;
 mod plan;
 mod report;
 mod sweep;
+mod train;
 mod values;
 
 pub use analyze::AnalyzeArgs;
@@ -28,6 +29,7 @@ pub use op::{OpArgs, OpCommand};
 pub use plan::{PlanArgs, PlanStage};
 pub use report::ReportArgs;
 pub use sweep::SweepArgs;
+pub use train::{TrainArgs, TrainLayoutArgs};
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
@@ -69,6 +71,9 @@ pub enum Command {
     /// expert parallel layout (and context parallel, for prefill), ranked by time per step and
     /// tokens per second per device.
     Plan(PlanArgs),
+    /// One training step on many devices: the roofline bound beside an estimate at published
+    /// efficiencies, memory per GPU, pipeline stages and the MFU waterfall (`--plot`).
+    Train(TrainArgs),
     /// Sweep batch, length, precision and chip: each operator's bound and crossover batch.
     Sweep(SweepArgs),
     /// Import a profile (`ncu --csv`, a PyTorch profiler trace) or an empirical roof (mixbench,

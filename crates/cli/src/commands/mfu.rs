@@ -89,6 +89,9 @@ fn work_of(a: &MfuArgs) -> Option<Work> {
 }
 
 pub fn run_mfu(a: &MfuArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if a.train.any() {
+        super::train::check_mfu_waterfall(a)?;
+    }
     let target_mfu = a.target_mfu().map_err(|e| {
         CliError::bad_input(
             format!("`--target-mfu`: {e}"),
@@ -199,6 +202,9 @@ pub fn run_mfu(a: &MfuArgs, out: &mut dyn Write) -> Result<(), CliError> {
         report: &report,
     };
     write_mfu(&view, format, out)?;
+    if a.train.any() {
+        super::train::mfu_waterfall(a, format, out)?;
+    }
     Ok(())
 }
 

@@ -14,6 +14,7 @@ mod plan;
 mod plot;
 mod report;
 mod sweep;
+mod train;
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Mbu(a) => mfu::run_mbu(&a, out),
         Command::Plan(a) => plan::run(&a, out),
         Command::Sweep(a) => sweep::run(&a, out),
+        Command::Train(a) => train::run(&a, out),
         Command::Import(a) => import::run(&a, out),
     }
 }

@@ -177,6 +177,20 @@ impl Waterfall {
         }
     }
 
+    /// The same predicted step against a `measured` one: every predicted bar's seconds as a
+    /// share of the measured step, and the unexplained bar (measured − predicted, negative
+    /// when the measured step is shorter). A waterfall that already has an unexplained bar
+    /// keeps its predicted bars only; `measured` replaces the old one.
+    pub fn measured(&self, measured: Seconds) -> Waterfall {
+        let mut losses = [0.0; 12];
+        for b in &self.bars {
+            if let Some(slot) = b.reason.slot().and_then(|i| losses.get_mut(i)) {
+                *slot = b.seconds.get();
+            }
+        }
+        Waterfall::new(self.ideal, &losses, Some(measured))
+    }
+
     /// The share of `reason`, 0 when it has no bar.
     pub fn share(&self, reason: Reason) -> f64 {
         self.bars
@@ -225,6 +239,20 @@ mod tests {
         assert!((w.mfu - 0.48).abs() < 1e-12);
         assert!((w.share(Reason::Unexplained) - 0.2).abs() < 1e-12);
         assert!((w.share(Reason::NonMatmul) - 0.32).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_prediction_restated_against_a_measured_step() {
+        // Predicted 6 + 4 = 10 s; measured 20 s: MFU 6/20 = 30 %, non-matmul 4/20 = 20 %,
+        // unexplained 10/20 = 50 %; restating it again replaces the unexplained bar.
+        let l = losses(&[(Reason::NonMatmul, 4.0)]);
+        let w = Waterfall::new(Seconds(6.0), &l, None).measured(Seconds(20.0));
+        assert!((w.mfu - 0.3).abs() < 1e-12);
+        assert!((w.share(Reason::NonMatmul) - 0.2).abs() < 1e-12);
+        assert!((w.share(Reason::Unexplained) - 0.5).abs() < 1e-12);
+        let again = w.measured(Seconds(12.0));
+        assert_eq!(again.bars.len(), 2);
+        assert!((again.share(Reason::Unexplained) - 2.0 / 12.0).abs() < 1e-12);
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub mod plan;
 pub mod profile;
 pub mod report;
 pub mod sweep;
+pub mod train;
 
 /// Version of the JSON documents' schema (`docs/schema/`); raised on any incompatible change.
 /// Every document carries it as `schema_version`.
@@ -338,6 +339,7 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             "roofline measure kernels",
             schema_of::<measure::KernelsCheckDoc>(),
         ),
+        ("train", "roofline train", schema_of::<train::TrainDoc>()),
         (
             "report",
             "roofline report --out FILE",
@@ -404,12 +406,12 @@ mod tests {
     fn every_document_kind_has_one_schema_that_carries_the_version(
     ) -> Result<(), Box<dyn std::error::Error>> {
         let all = schemas();
-        // Twenty-six kinds: analyze (plain, on many devices, with fusion), explain, join, op,
+        // Twenty-seven kinds: analyze (plain, on many devices, with fusion), explain, join, op,
         // collective, fuse, sweep (over batches, over tensor-parallel degrees), plan, mfu (by
         // formula, by size, from a reported FLOP/s), mbu, hardware (list, show, show a system,
         // list systems, compare), models, import (profile, roof), measure, measure kernels,
-        // report.
-        assert_eq!(all.len(), 26);
+        // train, report.
+        assert_eq!(all.len(), 27);
         for (i, (name, _, schema)) in all.iter().enumerate() {
             assert!(
                 all[..i].iter().all(|(n, _, _)| n != name),

@@ -34,6 +34,7 @@ mod draw;
 pub(crate) mod frame;
 mod layout;
 mod png;
+pub mod waterfall;
 
 pub use axes::{axes, comm_axes, Axes};
 pub use chart::{tooltip, ChartPoint, ChipRoofline, ComputeRoof, RooflineChart, Series};

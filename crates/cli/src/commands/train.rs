@@ -1,0 +1,433 @@
+//! `roofline train`: one training step at the roofline bound and as an estimate, side by
+//! side, with the MFU waterfall (`--plot FILE.svg` draws it); and the waterfall `roofline mfu`
+//! adds for a measured step.
+
+use super::analyze_parallel::{check_layout, layout_flags, parallel_error, system_of, Flags};
+use crate::args::{TrainArgs, TrainLayoutArgs};
+use crate::error::{CliError, Kind};
+use crate::output::{check_output, write_output};
+use roofline_core::comm::System;
+use roofline_core::model::Transformer;
+use roofline_core::precision::Precision;
+use roofline_core::train::data_parallel::DataParallelError;
+use roofline_core::train::efficiency::SOURCE;
+use roofline_core::train::memory::{largest_micro_batch, TrainingMemoryError, TrainingSetup};
+use roofline_core::train::micro_batch::MicroBatchError;
+use roofline_core::train::pipeline::PipelineError;
+use roofline_core::train::{predict, Efficiency, StepError, TrainingJob, TrainingPrediction};
+use roofline_core::units::Seconds;
+use roofline_core::workload::Precisions;
+use roofline_inputs::config::load_model;
+use roofline_report::plot::waterfall::{render_waterfall, WaterfallChart};
+use roofline_report::plot::PlotFormat;
+use roofline_report::train::{write_train, TrainReport};
+use std::io::Write;
+use std::path::Path;
+
+/// The job the flags describe (checked by [`predict`]).
+pub(crate) fn job_of(
+    l: &TrainLayoutArgs,
+    global_batch: u64,
+    seq_len: u64,
+    recompute: roofline_core::train::memory::Recompute,
+    precision: Precision,
+    reserve: roofline_core::memory::Reserve,
+) -> Result<TrainingJob, CliError> {
+    let mut job = TrainingJob::new(
+        l.layout(),
+        l.dp.unwrap_or(1),
+        global_batch,
+        l.micro_batch.unwrap_or(1),
+        seq_len,
+    );
+    job.zero = l.zero_stage();
+    job.recompute = recompute;
+    job.schedule = l
+        .schedule()
+        .map_err(|(m, h)| CliError::bad_input(m, Some(h)))?;
+    if let Some(o) = l.optimizer {
+        job.optimizer = o.into();
+    }
+    job.precisions = Precisions::uniform(precision);
+    job.flash_attention = !l.no_flash_attention;
+    job.reserve = reserve;
+    Ok(job)
+}
+
+/// A [`StepError`] naming the flag at fault.
+fn step_error(e: StepError, job: &TrainingJob, flags: &Flags<'_>, system: &System) -> CliError {
+    let bad = |m: String, h: String| CliError::bad_input(m, Some(h));
+    match e {
+        StepError::Zero(field) => {
+            let flag = match field {
+                "data_parallel" => "--dp".to_string(),
+                f => crate::error::flag(f),
+            };
+            bad(
+                format!("`{flag}` must be at least 1"),
+                format!("give {flag} 1 or more"),
+            )
+        }
+        StepError::GlobalBatch {
+            global_batch,
+            per_micro_batch,
+        } => {
+            let below = (global_batch / per_micro_batch) * per_micro_batch;
+            let above = global_batch.div_ceil(per_micro_batch) * per_micro_batch;
+            let choices = if below > 0 {
+                format!("{below} or {above}")
+            } else {
+                above.to_string()
+            };
+            bad(
+                format!("`--global-batch`: {e}"),
+                format!(
+                    "give --global-batch a multiple of {per_micro_batch} (--dp × --ep × \
+                     --micro-batch), such as {choices}, or change --micro-batch"
+                ),
+            )
+        }
+        StepError::TooFewDevices { needed, available } => match flags.system {
+            Some(name) => bad(
+                format!(
+                    "`--system {name}`: the job ({} --dp {}) needs {needed} devices, the \
+                     system has {available}",
+                    flags.layout, job.data_parallel
+                ),
+                "lower --tp, --pp, --cp, --ep or --dp, or give a larger --system".into(),
+            ),
+            None => bad(
+                format!(
+                    "`--devices`: the job ({} --dp {}) needs {needed} devices, and --devices \
+                     gives {available}",
+                    flags.layout, job.data_parallel
+                ),
+                format!("give --devices {needed} (or leave it out), or lower --tp, --pp or --dp"),
+            ),
+        },
+        StepError::Efficiency(e) => bad(
+            format!("`--efficiency`: {e}"),
+            "give each share in (0, 1]: --efficiency matmul=0.74,network=0.8,memory=1".into(),
+        ),
+        StepError::MicroBatch(MicroBatchError::Parallel(e)) => parallel_error(e, flags, system),
+        StepError::MicroBatch(MicroBatchError::Device(d)) => bad(
+            format!("`--precision`: {d}"),
+            format!(
+                "choose a --precision {} has a peak for (`roofline hardware show {}`)",
+                system.chip.id, system.chip.id
+            ),
+        ),
+        StepError::Memory(TrainingMemoryError::Layout(l)) => bad(
+            format!("`--{}`: {l}", l.quantity()),
+            "`roofline models` shows the heads, KV heads, experts and blocks".into(),
+        ),
+        StepError::Memory(TrainingMemoryError::Interleave { .. }) => bad(
+            format!("`--virtual-stages`: {e}"),
+            "give --pp 2 or more and --virtual-stages dividing the blocks of a stage, or use \
+             --schedule 1f1b"
+                .into(),
+        ),
+        StepError::Pipeline(PipelineError::MicroBatchesNotMultipleOfStages {
+            micro_batches,
+            stages,
+        }) => bad(
+            format!(
+                "`--schedule interleaved`: {micro_batches} micro-batches are not a multiple of \
+                 the {stages} pipeline stages"
+            ),
+            format!(
+                "give --global-batch a multiple of {} (--pp × --dp × --ep × --micro-batch), or \
+                 --schedule 1f1b",
+                u64::try_from(stages)
+                    .unwrap_or(1)
+                    .saturating_mul(job.global_batch / micro_batches.max(1) as u64)
+            ),
+        ),
+        StepError::Pipeline(PipelineError::NoVirtualStages) => bad(
+            format!("`--virtual-stages`: {e}"),
+            "give --virtual-stages 2 or more".into(),
+        ),
+        StepError::DataParallel(DataParallelError::Group(why)) => bad(
+            format!("`--dp`: {why}"),
+            "lower --dp, or give more --devices or a larger --system".into(),
+        ),
+        StepError::DataParallel(d) => bad(
+            format!("`--dp`: {d}"),
+            "lower --dp, or change --zero".into(),
+        ),
+        StepError::Collective(c) => bad(
+            format!("`{}`: {c}", flags.layout),
+            "keep the pipeline's stages on linked devices: lower --pp, or give --system with \
+             a network (`roofline hardware list --systems`)"
+                .into(),
+        ),
+        other => bad(other.to_string(), "see `roofline train --help`".into()),
+    }
+}
+
+/// Everything one run of the training flags predicts.
+pub(crate) struct Predicted {
+    pub model: Transformer,
+    pub system: System,
+    pub bound: TrainingPrediction,
+    pub estimate: TrainingPrediction,
+    pub largest_micro_batch: Option<u64>,
+}
+
+/// Loads the model and the system, and predicts the step at the bound and at `efficiency`.
+pub(crate) fn predict_both(
+    model_name: &str,
+    flags_in: (Option<&str>, Option<u32>, &str, &str),
+    job: &TrainingJob,
+    efficiency: Efficiency,
+) -> Result<Predicted, CliError> {
+    let model = load_model(model_name)?;
+    check_layout(&job.layout, &model)?;
+    let lay = layout_flags(&job.layout);
+    let (system_name, devices, hardware, hardware_default) = flags_in;
+    let flags = Flags {
+        system: system_name,
+        devices,
+        hardware,
+        hardware_default,
+        takes_devices: true,
+        layout: &lay,
+    };
+    let system = system_of(&flags, job.devices())?;
+    let bound = predict(&model, &system, job, &Efficiency::BOUND)
+        .map_err(|e| step_error(e, job, &flags, &system))?;
+    let estimate = predict(&model, &system, job, &efficiency)
+        .map_err(|e| step_error(e, job, &flags, &system))?;
+    let largest = match (bound.memory.fits(), bound.memory.capacity) {
+        (Some(false), Some(capacity)) => {
+            let per = u64::from(job.data_parallel).saturating_mul(u64::from(job.layout.ep.max(1)));
+            let setup = TrainingSetup {
+                layout: job.layout,
+                data_parallel: job.data_parallel.saturating_mul(job.layout.cp.max(1)),
+                zero: job.zero,
+                state: job.state,
+                micro_batch: job.micro_batch,
+                seq_len: job.seq_len,
+                micro_batches: bound.micro_batches,
+                interleave: job.virtual_stages(),
+                recompute: job.recompute,
+                flash_attention: job.flash_attention,
+            };
+            largest_micro_batch(
+                &model,
+                &setup,
+                capacity,
+                job.reserve,
+                job.global_batch / per.max(1),
+            )
+            .ok()
+            .flatten()
+        }
+        _ => None,
+    };
+    Ok(Predicted {
+        model,
+        system,
+        bound,
+        estimate,
+        largest_micro_batch: largest,
+    })
+}
+
+/// Checks a `--plot` path before any work: `.svg` or `.png`, and no file unless `force`.
+fn check_plot(path: &Path, force: bool) -> Result<PlotFormat, CliError> {
+    let format = PlotFormat::from_path(path).ok_or_else(|| {
+        CliError::bad_input(
+            format!(
+                "`--plot {}`: the waterfall is written as SVG or PNG",
+                path.display()
+            ),
+            Some("end the file name in `.svg` or `.png`".into()),
+        )
+    })?;
+    check_output(path, force, "--plot", "waterfall.svg")?;
+    Ok(format)
+}
+
+pub fn run(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let plot = a
+        .plot
+        .as_deref()
+        .map(|p| check_plot(p, a.force).map(|f| (p, f)))
+        .transpose()?;
+    let job = job_of(
+        &a.layout,
+        a.global_batch,
+        a.seq_len,
+        a.recompute.into(),
+        a.precision,
+        a.reserve.memory_reserve,
+    )?;
+    let efficiency = a
+        .layout
+        .efficiency
+        .map_or_else(Efficiency::published, |o| o.apply(Efficiency::published()));
+    let source = if a.layout.efficiency.is_some() {
+        format!("--efficiency, the rest from: {SOURCE}")
+    } else {
+        SOURCE.to_string()
+    };
+    let p = predict_both(
+        &a.model,
+        (a.system.as_deref(), a.devices, &a.hardware, "h100-sxm"),
+        &job,
+        efficiency,
+    )?;
+    let measured = a
+        .measured_step
+        .map(|t| p.estimate.waterfall.measured(Seconds(t)));
+    if let Some((path, format)) = plot {
+        let (waterfall, which) = match &measured {
+            Some(m) => (m.clone(), "estimate against the measured step"),
+            None => (
+                p.estimate.waterfall.clone(),
+                "estimate at published efficiencies",
+            ),
+        };
+        let chart = WaterfallChart {
+            title: format!(
+                "MFU waterfall · {} on {} × {}",
+                p.model.name, p.bound.devices, p.system.chip.id
+            ),
+            subtitle: format!(
+                "{which}; shares of a {:.4} s step (roofline bound: MFU {:.1} %)",
+                waterfall.step.get(),
+                p.bound.mfu * 100.0
+            ),
+            waterfall,
+        };
+        let bytes = render_waterfall(&chart, format).map_err(|e| CliError {
+            kind: Kind::Internal,
+            message: e.to_string(),
+            hint: None,
+        })?;
+        write_output(path, a.force, &bytes)?;
+    }
+    let report = TrainReport {
+        model: &p.model,
+        system: &p.system,
+        bound: &p.bound,
+        estimate: &p.estimate,
+        source: &source,
+        tokens: a.tokens,
+        measured: measured.as_ref(),
+        largest_micro_batch: p.largest_micro_batch,
+    };
+    write_train(&report, a.format.format.into(), out)?;
+    Ok(())
+}
+
+/// Checks, before any output, that `roofline mfu` with training-layout flags has what the
+/// predicted waterfall needs: a model, --hardware, --step-time (with --global-batch and
+/// --seq-len), a --recompute the step models, and the table format.
+pub(crate) fn check_mfu_waterfall(a: &crate::args::MfuArgs) -> Result<(), CliError> {
+    let missing = [
+        ("MODEL", a.model.is_none()),
+        ("--hardware", a.hardware.is_none()),
+        ("--step-time", a.step_time.is_none()),
+        ("--global-batch", a.global_batch.is_none()),
+        ("--seq-len", a.seq_len.is_none()),
+    ];
+    if let Some((what, _)) = missing.iter().find(|(_, m)| *m) {
+        return Err(CliError::bad_input(
+            format!(
+                "`{what}`: the predicted waterfall (asked for by --tp, --pp, --dp, \
+                 --micro-batch, …) needs a model, --hardware and --step-time with \
+                 --global-batch and --seq-len"
+            ),
+            Some(
+                "give them all (`roofline mfu llama-3.1-8b --hardware a100-sxm-80gb --devices \
+                 8 --step-time 0.9s --global-batch 8 --seq-len 2048 --tp 8`), or drop the \
+                 layout flags"
+                    .into(),
+            ),
+        ));
+    }
+    if matches!(a.recompute, roofline_core::mfu::Recompute::Partial(_)) {
+        return Err(CliError::bad_input(
+            "`--recompute`: the training step models none, selective or full recomputation, \
+             not PaLM's partial scheme",
+            Some("give --recompute none, selective or full, or drop the layout flags".into()),
+        ));
+    }
+    if roofline_report::Format::from(a.format.format) != roofline_report::Format::Table {
+        return Err(CliError::bad_input(
+            "`--format`: `roofline mfu` adds the predicted waterfall to its table only",
+            Some(
+                "drop --format, or ask `roofline train … --measured-step T --format json` for \
+                 the waterfall as JSON"
+                    .into(),
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `roofline mfu` with training-layout flags: the predicted waterfall against the measured
+/// step, below the MFU table ([`check_mfu_waterfall`] has run).
+pub(crate) fn mfu_waterfall(
+    a: &crate::args::MfuArgs,
+    format: roofline_report::Format,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let (Some(model), Some(hardware), Some(step), Some(global_batch), Some(seq_len)) = (
+        a.model.as_deref(),
+        a.hardware.as_deref(),
+        a.step_time,
+        a.global_batch,
+        a.seq_len,
+    ) else {
+        return check_mfu_waterfall(a);
+    };
+    if format != roofline_report::Format::Table {
+        return check_mfu_waterfall(a);
+    }
+    let recompute = match a.recompute {
+        roofline_core::mfu::Recompute::Selective => {
+            roofline_core::train::memory::Recompute::Selective
+        }
+        roofline_core::mfu::Recompute::Full => roofline_core::train::memory::Recompute::Full,
+        _ => roofline_core::train::memory::Recompute::None,
+    };
+    let job = job_of(
+        &a.train,
+        global_batch,
+        seq_len,
+        recompute,
+        a.precision,
+        roofline_core::memory::Reserve::DEFAULT,
+    )?;
+    let efficiency = a
+        .train
+        .efficiency
+        .map_or_else(Efficiency::published, |o| o.apply(Efficiency::published()));
+    let devices = u32::try_from(a.devices).map_err(|_| {
+        CliError::bad_input(
+            format!("`--devices {}`: too many devices", a.devices),
+            Some(format!(
+                "give at most {} devices",
+                roofline_core::comm::system::MAX_DEVICES
+            )),
+        )
+    })?;
+    let p = predict_both(model, (None, Some(devices), hardware, ""), &job, efficiency)?;
+    let measured = p.estimate.waterfall.measured(Seconds(step));
+    let report = TrainReport {
+        model: &p.model,
+        system: &p.system,
+        bound: &p.bound,
+        estimate: &p.estimate,
+        source: SOURCE,
+        tokens: None,
+        measured: Some(&measured),
+        largest_micro_batch: p.largest_micro_batch,
+    };
+    writeln!(out).map_err(roofline_report::WriteError::from)?;
+    roofline_report::train::write_waterfall_table(&report, out)?;
+    Ok(())
+}
