@@ -224,6 +224,37 @@ fn the_waterfall_plot_is_svg_with_every_bar_and_is_not_overwritten() -> TestResu
     Ok(())
 }
 
+#[test]
+fn the_html_report_holds_the_waterfall_and_the_tables() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("train.html");
+    let p = path.to_string_lossy().into_owned();
+    let mut args = TP8.to_vec();
+    args.extend(["--html", &p]);
+    let table = roofline().args(&args).output()?;
+    assert!(
+        table.status.success(),
+        "{}",
+        String::from_utf8_lossy(&table.stderr)
+    );
+    let page = std::fs::read_to_string(&path)?;
+    assert!(page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"));
+    assert!(page.contains("<h2>MFU waterfall</h2>") && page.contains("<svg"));
+    // The page carries the same tables the command prints (HTML-escaped in a <pre>).
+    assert!(
+        page.contains("MFU waterfall (share of the dense peak") && page.contains("memory per GPU")
+    );
+    assert!(!page.contains("{{"), "a placeholder left unfilled");
+    // Not overwritten without --force; only .html.
+    roofline()
+        .args(&args)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already exists"));
+    bad_input(&with("--html", &["train.txt"]), "--html");
+    Ok(())
+}
+
 /// TP8 with `flag` set to `value` (replaced when TP8 has it, else added).
 fn with(flag: &str, value: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = TP8.iter().map(|s| s.to_string()).collect();

@@ -329,6 +329,7 @@ pub fn render_html(r: &HtmlReport<'_>) -> String {
             ("settings", settings(a)),
             ("chip_heading", "Chip".into()),
             ("chip", chip(a)),
+            ("plot_heading", "Roofline".into()),
             ("plot_note", PLOT_NOTE.into()),
             ("plot", svg.to_string()),
             ("stages", stage_html),
@@ -665,6 +666,7 @@ pub fn render_parallel_html(r: &ParallelHtmlReport<'_>) -> String {
             ("settings", parallel_settings(a)),
             ("chip_heading", "System".into()),
             ("chip", system_html(a)),
+            ("plot_heading", "Roofline".into()),
             ("plot_note", PARALLEL_PLOT_NOTE.into()),
             ("plot", svg.to_string()),
             ("stages", stage_html),
@@ -830,4 +832,102 @@ mod tests {
             assert!(!TEMPLATE.contains(bad), "template contains {bad}");
         }
     }
+}
+
+/// What `roofline train --html` puts on a page.
+#[derive(Debug, Clone, Copy)]
+pub struct TrainHtmlReport<'a> {
+    /// The training step, bound and estimate.
+    pub report: crate::train::TrainReport<'a>,
+    /// The MFU waterfall, an SVG document
+    /// ([`crate::plot::waterfall::render_waterfall_svg`]).
+    pub svg: &'a str,
+    /// The tool's version, for the footer.
+    pub version: &'a str,
+}
+
+/// What the waterfall shows, under its heading.
+const TRAIN_PLOT_NOTE: &str = "The dense peak (100 %) down to the MFU: each bar is the share \
+of the step one reason takes, averaged over the devices (docs/training.md gives each reason and \
+its formula). The bars are the estimate's; the tables below give the roofline bound beside it.";
+
+/// How the training numbers are derived, in place of an operator's derivation.
+const TRAIN_DERIVATIONS: &str = "<h2>How these numbers are derived</h2>
+<p>One micro-batch's graph (forward, loss, recomputation, gradients) is priced node by node on \
+the chip's roofline and each collective at its link's α–β bound; the pipeline is simulated \
+operation by operation over the micro-batches; the data-parallel collectives the backward does \
+not hide and the optimizer update follow it: T = makespan + max over stages of (DP + optimizer). \
+The estimate divides matrix FLOPs and link transfers by published achievable shares. Every \
+formula and its source: <code>docs/training.md</code> in the repository.</p>";
+
+/// A self-contained page of a training step: the job, the MFU waterfall, and the step,
+/// memory, stage and waterfall tables as `roofline train` prints them.
+///
+/// # Errors
+/// A failed write of the tables (into memory: not expected).
+pub fn render_train_html(r: &TrainHtmlReport<'_>) -> Result<String, crate::WriteError> {
+    let t = &r.report;
+    let job = &t.estimate.job;
+    let title = format!(
+        "{} training on {} × {}: roofline report",
+        t.model.name, t.estimate.devices, t.system.chip.name
+    );
+    let subtitle = format!(
+        "TP {} × PP {} × DP {} · global batch {} × {} tokens, micro-batch {} · made by roofline {}",
+        job.layout.tp,
+        job.layout.pp,
+        job.data_parallel,
+        job.global_batch,
+        job.seq_len,
+        job.micro_batch,
+        r.version
+    );
+    let mut rows = model_rows(t.model);
+    rows.push((
+        "step (bound / estimate)".into(),
+        format!(
+            "{} / {}",
+            human_seconds(t.bound.step_time.get()),
+            human_seconds(t.estimate.step_time.get())
+        ),
+    ));
+    rows.push((
+        "MFU (bound / estimate)".into(),
+        format!(
+            "{:.1} % / {:.1} %",
+            t.bound.mfu * 100.0,
+            t.estimate.mfu * 100.0
+        ),
+    ));
+    rows.push(("estimate's efficiencies".into(), t.source.to_string()));
+    let mut tables = Vec::new();
+    crate::train::write_train(t, crate::Format::Table, &mut tables)?;
+    let tables = String::from_utf8_lossy(&tables);
+    let system = format!(
+        "{} ({}): {} devices of {}, {} a node",
+        t.system.name,
+        t.system.id,
+        t.system.devices(),
+        t.system.chip.name,
+        t.system.gpus_per_node
+    );
+    Ok(fill(
+        TEMPLATE,
+        &[
+            ("title", esc(&title)),
+            ("subtitle", esc(&subtitle)),
+            ("version", esc(r.version)),
+            ("settings", kv_table(&rows)),
+            ("chip_heading", "System".into()),
+            ("chip", format!("<p>{}</p>", esc(&system))),
+            ("plot_heading", "MFU waterfall".into()),
+            ("plot_note", TRAIN_PLOT_NOTE.into()),
+            ("plot", svg_element(r.svg).to_string()),
+            (
+                "stages",
+                format!("<h2>The step</h2>\n<pre>{}</pre>\n", esc(&tables)),
+            ),
+            ("derivations_section", TRAIN_DERIVATIONS.into()),
+        ],
+    ))
 }

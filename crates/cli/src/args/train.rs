@@ -289,6 +289,10 @@ pub struct TrainArgs {
     /// Also draw the estimate's MFU waterfall to FILE (`.svg` or `.png`).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<std::path::PathBuf>,
+    /// Also write a self-contained HTML report to FILE (`.html`): the waterfall and the step,
+    /// memory, stage and waterfall tables.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
     /// Overwrite output files that already exist.
     #[arg(long)]
     pub force: bool,

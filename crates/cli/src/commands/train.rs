@@ -18,7 +18,8 @@ use roofline_core::train::{predict, Efficiency, StepError, TrainingJob, Training
 use roofline_core::units::Seconds;
 use roofline_core::workload::Precisions;
 use roofline_inputs::config::load_model;
-use roofline_report::plot::waterfall::{render_waterfall, WaterfallChart};
+use roofline_report::html::{render_train_html, TrainHtmlReport};
+use roofline_report::plot::waterfall::{render_waterfall, render_waterfall_svg, WaterfallChart};
 use roofline_report::plot::PlotFormat;
 use roofline_report::train::{write_train, TrainReport};
 use std::io::Write;
@@ -249,12 +250,30 @@ fn check_plot(path: &Path, force: bool) -> Result<PlotFormat, CliError> {
     Ok(format)
 }
 
+/// Checks an `--html` path before any work: `.html`, and no file unless `force`.
+fn check_html(path: &Path, force: bool) -> Result<(), CliError> {
+    let html = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("html"));
+    if !html {
+        return Err(CliError::bad_input(
+            format!("`--html {}`: the report is an HTML page", path.display()),
+            Some("end the file name in `.html`".into()),
+        ));
+    }
+    check_output(path, force, "--html", "train.html")
+}
+
 pub fn run(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let plot = a
         .plot
         .as_deref()
         .map(|p| check_plot(p, a.force).map(|f| (p, f)))
         .transpose()?;
+    if let Some(path) = a.html.as_deref() {
+        check_html(path, a.force)?;
+    }
     let job = job_of(
         &a.layout,
         a.global_batch,
@@ -318,6 +337,43 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
         measured: measured.as_ref(),
         largest_micro_batch: p.largest_micro_batch,
     };
+    if let Some(path) = a.html.as_deref() {
+        let chart = WaterfallChart {
+            title: format!(
+                "MFU waterfall · {} on {} × {}",
+                p.model.name, p.bound.devices, p.system.chip.id
+            ),
+            subtitle: format!(
+                "{}; shares of a {:.4} s step (roofline bound: MFU {:.1} %)",
+                if measured.is_some() {
+                    "estimate against the measured step"
+                } else {
+                    "estimate at published efficiencies"
+                },
+                measured
+                    .as_ref()
+                    .map_or(p.estimate.step_time, |m| m.step)
+                    .get(),
+                p.bound.mfu * 100.0
+            ),
+            waterfall: measured
+                .clone()
+                .unwrap_or_else(|| p.estimate.waterfall.clone()),
+        };
+        let internal = |message: String| CliError {
+            kind: Kind::Internal,
+            message,
+            hint: None,
+        };
+        let svg = render_waterfall_svg(&chart).map_err(|e| internal(e.to_string()))?;
+        let page = render_train_html(&TrainHtmlReport {
+            report,
+            svg: &svg,
+            version: env!("CARGO_PKG_VERSION"),
+        })
+        .map_err(|e| internal(e.to_string()))?;
+        write_output(path, a.force, page.as_bytes())?;
+    }
     write_train(&report, a.format.format.into(), out)?;
     Ok(())
 }
