@@ -422,20 +422,7 @@ fn assemble(
         transfer_efficiency: efficiency.network,
         ..DataParallel::new(dp_ranks, job.zero)
     };
-    let vector = system
-        .chip
-        .peak(Precision::Fp32)
-        .or_else(|_| system.chip.peak(job.precisions.act))
-        .map_err(|e| StepError::MicroBatch(super::micro_batch::MicroBatchError::Device(e)))?;
-    let bandwidth = system
-        .chip
-        .bandwidth()
-        .map_err(|e| StepError::MicroBatch(super::micro_batch::MicroBatchError::Device(e)))?;
-    let grad = if job.state.gradient >= 4.0 {
-        Precision::Fp32
-    } else {
-        Precision::Bf16
-    };
+    let (vector, bandwidth, grad) = update_roofs(system, job)?;
     let mut stages = Vec::with_capacity(p);
     for (i, (&(first, n), s)) in ranges.iter().zip(&sums).enumerate() {
         let (is_first, is_last) = (i == 0, i + 1 == p);
@@ -466,17 +453,14 @@ fn assemble(
         } else {
             u64::from(dp_ranks)
         };
-        let cost = OptimizerStep {
-            optimizer: job.optimizer,
+        let optimizer = optimizer_seconds(
+            job,
             parameters,
             shards,
             grad,
-            weight: job.precisions.weight,
-        }
-        .cost()
-        .map_err(StepError::Train)?;
-        let optimizer = (cost.flops.get() / vector.get())
-            .max(cost.bytes().get() / (bandwidth.get() * efficiency.memory));
+            (vector, bandwidth),
+            efficiency,
+        )?;
         let peak_in_flight = timeline.peak_in_flight.get(i).copied().unwrap_or(0.0);
         let layer = |r| {
             activations_per_layer(
@@ -577,6 +561,53 @@ fn assemble(
     })
 }
 
+/// The roofs an optimizer update runs at (the fp32 vector peak, else the activation
+/// precision's; the memory bandwidth) and the gradients' precision (fp32 at 4 bytes or more).
+pub(crate) fn update_roofs(
+    system: &System,
+    job: &TrainingJob,
+) -> Result<(FlopPerSec, crate::units::BytesPerSec, Precision), StepError> {
+    let vector = system
+        .chip
+        .peak(Precision::Fp32)
+        .or_else(|_| system.chip.peak(job.precisions.act))
+        .map_err(|e| StepError::MicroBatch(super::micro_batch::MicroBatchError::Device(e)))?;
+    let bandwidth = system
+        .chip
+        .bandwidth()
+        .map_err(|e| StepError::MicroBatch(super::micro_batch::MicroBatchError::Device(e)))?;
+    let grad = if job.state.gradient >= 4.0 {
+        Precision::Fp32
+    } else {
+        Precision::Bf16
+    };
+    Ok((vector, bandwidth, grad))
+}
+
+/// One optimizer update of `parameters` sharded `shards` ways, s: the larger of its FLOPs at
+/// the vector peak and its bytes at the memory bandwidth (`roofs`: vector peak, bandwidth) at
+/// `efficiency`'s memory share.
+pub(crate) fn optimizer_seconds(
+    job: &TrainingJob,
+    parameters: u64,
+    shards: u64,
+    grad: Precision,
+    roofs: (FlopPerSec, crate::units::BytesPerSec),
+    efficiency: &Efficiency,
+) -> Result<f64, StepError> {
+    let cost = OptimizerStep {
+        optimizer: job.optimizer,
+        parameters,
+        shards,
+        grad,
+        weight: job.precisions.weight,
+    }
+    .cost()
+    .map_err(StepError::Train)?;
+    Ok((cost.flops.get() / roofs.0.get())
+        .max(cost.bytes().get() / (roofs.1.get() * efficiency.memory)))
+}
+
 fn slot(r: Reason) -> usize {
     r.slot().unwrap_or(0)
 }
@@ -612,7 +643,7 @@ fn per_block(
 /// One send of a micro-batch's activations between consecutive stages: b·s·h elements (÷ t
 /// with sequence parallelism, ÷ c with context parallelism), over the scale-out network when
 /// consecutive stages sit a node or more apart (module docs), at `efficiency`'s network share.
-fn stage_send(
+pub(crate) fn stage_send(
     model: &Transformer,
     system: &System,
     job: &TrainingJob,
