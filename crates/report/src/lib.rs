@@ -26,6 +26,7 @@ pub mod models;
 pub mod op;
 pub mod parallel;
 pub mod plan;
+pub mod train_plan;
 pub mod plot;
 pub mod profile;
 pub mod suite;

@@ -11,6 +11,7 @@ mod measure_kernels;
 mod mfu;
 mod op;
 mod plan;
+mod train_plan;
 mod plot;
 mod report;
 mod sweep;

@@ -32,6 +32,7 @@ pub mod profile;
 pub mod report;
 pub mod sweep;
 pub mod train;
+pub mod train_plan;
 
 /// Version of the JSON documents' schema (`docs/schema/`); raised on any incompatible change.
 /// Every document carries it as `schema_version`.
@@ -273,6 +274,11 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             schema_of::<parallel::SweepTpDoc>(),
         ),
         ("plan", "roofline plan", schema_of::<plan::PlanSearchDoc>()),
+        (
+            "plan-train",
+            "roofline plan --stage train",
+            schema_of::<train_plan::TrainPlanSearchDoc>(),
+        ),
         (
             "mfu",
             "roofline mfu (model known)",
