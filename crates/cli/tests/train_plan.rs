@@ -27,7 +27,9 @@ const GPT2_8: &[&str] = &[
 ];
 
 fn num(v: &Value, key: &str) -> Result<f64, String> {
-    v[key].as_f64().ok_or_else(|| format!("no number `{key}` in {v}"))
+    v[key]
+        .as_f64()
+        .ok_or_else(|| format!("no number `{key}` in {v}"))
 }
 
 #[test]
@@ -78,7 +80,11 @@ fn json_plans_fill_the_devices_divide_the_batch_and_are_ranked() -> TestResult {
 #[test]
 fn table_shows_the_layouts_counts_and_waterfalls() -> TestResult {
     let out = roofline().args(GPT2_8).args(["--top", "3"]).output()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout)?;
     for word in [
         "candidates evaluated",
@@ -113,8 +119,15 @@ fn refused(args: &[&str], flag: &str) -> TestResult {
     assert!(out.stdout.is_empty(), "{what}: stdout not empty");
     let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "{what}: {err}");
-    assert!(errors[0].contains(flag), "{what}: `{}` names no {flag}", errors[0]);
-    assert!(err.lines().any(|l| l.starts_with("hint: ")), "{what}: {err}");
+    assert!(
+        errors[0].contains(flag),
+        "{what}: `{}` names no {flag}",
+        errors[0]
+    );
+    assert!(
+        err.lines().any(|l| l.starts_with("hint: ")),
+        "{what}: {err}"
+    );
     assert!(!err.contains("panicked"), "{what}: {err}");
     Ok(())
 }
@@ -134,16 +147,33 @@ fn with(replace: &[(&str, &str)]) -> Vec<String> {
 #[test]
 fn bad_input_names_the_flag() -> TestResult {
     let zero = with(&[("--global-batch", "0")]);
-    refused(&zero.iter().map(String::as_str).collect::<Vec<_>>(), "--global-batch")?;
-    let missing: Vec<&str> = GPT2_8.iter().copied().take(8).chain(["--seq-len", "1024"]).collect();
+    refused(
+        &zero.iter().map(String::as_str).collect::<Vec<_>>(),
+        "--global-batch",
+    )?;
+    let missing: Vec<&str> = GPT2_8
+        .iter()
+        .copied()
+        .take(8)
+        .chain(["--seq-len", "1024"])
+        .collect();
     refused(&missing, "--global-batch")?;
     // 12 H100s do not fill nodes of 8.
     let partial = with(&[("--devices", "12")]);
-    refused(&partial.iter().map(String::as_str).collect::<Vec<_>>(), "--devices")?;
+    refused(
+        &partial.iter().map(String::as_str).collect::<Vec<_>>(),
+        "--devices",
+    )?;
     // Llama-3.1-405B's 810 GB of bf16 weights alone exceed 8 × 80 GB: nothing fits.
     let big = with(&[("gpt2", "llama-3.1-405b")]);
-    refused(&big.iter().map(String::as_str).collect::<Vec<_>>(), "--devices")?;
+    refused(
+        &big.iter().map(String::as_str).collect::<Vec<_>>(),
+        "--devices",
+    )?;
     let no_seq = with(&[("--seq-len", "0")]);
-    refused(&no_seq.iter().map(String::as_str).collect::<Vec<_>>(), "--seq-len")?;
+    refused(
+        &no_seq.iter().map(String::as_str).collect::<Vec<_>>(),
+        "--seq-len",
+    )?;
     Ok(())
 }

@@ -107,7 +107,10 @@ fn gpt3_175b_best_plan_is_near_megatron_2021() -> TestResult {
         err * 100.0
     );
     assert!(new_t <= old_t * (1.0 + 1e-12), "{new_t} > {old_t}");
-    assert!(new_t <= published * (1.0 + TOLERANCE), "{new_t} vs {published}");
+    assert!(
+        new_t <= published * (1.0 + TOLERANCE),
+        "{new_t} vs {published}"
+    );
     assert!(old.bound.step_time.get() <= old_t);
     Ok(())
 }

@@ -26,7 +26,6 @@ pub mod models;
 pub mod op;
 pub mod parallel;
 pub mod plan;
-pub mod train_plan;
 pub mod plot;
 pub mod profile;
 pub mod suite;
@@ -34,6 +33,7 @@ pub mod suite_plot;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod train;
+pub mod train_plan;
 pub mod units;
 
 use std::fmt;

@@ -2,11 +2,11 @@
 //! ([`roofline_core::train::search_training`]), each with its estimated and bound step time,
 //! throughput, MFU and memory per device, and the MFU waterfall of the best few.
 
+use crate::doc::train_plan::{TrainPlanDoc, TrainPlanSearchDoc};
 use crate::units::{human_bytes, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::comm::System;
 use roofline_core::model::Transformer;
-use crate::doc::train_plan::{TrainPlanDoc, TrainPlanSearchDoc};
 use roofline_core::train::TrainingPlanSearch;
 use std::io::Write;
 
@@ -36,8 +36,7 @@ pub fn write_train_plan(
     let plans: Vec<TrainPlanDoc> = s.best.iter().map(TrainPlanDoc::of).collect();
     match format {
         Format::Json => {
-            let doc =
-                TrainPlanSearchDoc::of(s, &r.model.name, &r.system.id, &r.system.chip.id);
+            let doc = TrainPlanSearchDoc::of(s, &r.model.name, &r.system.id, &r.system.chip.id);
             crate::doc::write_json(&doc, out)
         }
         Format::Csv => {

@@ -11,11 +11,11 @@ mod measure_kernels;
 mod mfu;
 mod op;
 mod plan;
-mod train_plan;
 mod plot;
 mod report;
 mod sweep;
 mod train;
+mod train_plan;
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;

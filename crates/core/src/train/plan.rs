@@ -29,8 +29,10 @@
 //! - ZB-H1: device k's busy time after its start as above, and its last input gradient (after
 //!   all its forwards, m·(F_k + B_k)) followed by the input gradients of devices k−1..0 and
 //!   device 0's last weight gradient;
-//! - the step adds at least the largest stage's optimizer update (the exposed data-parallel
-//!   communication is ≥ 0).
+//! - the step adds at least the tail of the stage holding the most parameters: its optimizer
+//!   update and a lower bound on its exposed data-parallel communication
+//!   ([`super::data_parallel::exposed_lower_bound`]: the last gradient bucket, ZeRO-1/2's
+//!   parameter all-gather, ZeRO-3's first gather and last reduce-scatter a micro-batch).
 //!
 //! The candidates are then taken in the order of their bounds and each one's full prediction
 //! ([`super::predict_with`]: the discrete-event timeline, the bucketed data-parallel
@@ -43,6 +45,7 @@
 //! precisions (the options'), layouts using fewer devices than asked.
 
 use super::backward::Recompute;
+use super::data_parallel::{dp_group, exposed_lower_bound, DataParallel, StepInput};
 use super::efficiency::Efficiency;
 use super::memory::{
     device_parameters, training_memory, StateBytes, TrainingMemoryError, TrainingSetup, ZeroStage,
@@ -62,6 +65,7 @@ use crate::model::Transformer;
 use crate::parallel::layout::divisors;
 use crate::parallel::{Layout, ParallelAnalysisError, ParallelError};
 use crate::precision::Precision;
+use crate::units::to_f64;
 use crate::workload::Precisions;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -586,6 +590,7 @@ pub fn search_training(
                                                 &mut times,
                                                 &options.zero,
                                                 dp_ranks,
+                                                m,
                                             ) {
                                                 Ok((send, opt)) => {
                                                     (x, opt_at) = (send, opt);
@@ -724,8 +729,10 @@ fn schedules(
 }
 
 /// Fills `times` with each stage's F, B, W of `job`'s pipeline and returns the send between
-/// stages and, for each ZeRO stage (indexed as [`ZeroStage`] is declared), the largest
-/// stage's optimizer update, s.
+/// stages and, for each ZeRO stage (indexed as [`ZeroStage`] is declared), a lower bound on
+/// the step's tail: the stage holding the most parameters' optimizer update and its exposed
+/// data-parallel communication's lower bound ([`exposed_lower_bound`]), s (the step ends
+/// after every stage's tail, so after this one's).
 #[allow(clippy::too_many_arguments)]
 fn stage_bounds(
     model: &Transformer,
@@ -736,13 +743,14 @@ fn stage_bounds(
     times: &mut Vec<StageTimes>,
     zeros: &[ZeroStage],
     dp_ranks: u64,
+    m: u64,
 ) -> Result<(f64, [f64; 4]), StepError> {
     let layout = job.layout;
     let p = layout.pp.max(1);
     times.clear();
     let params = device_parameters(model, &layout);
     let mut first = 0;
-    let mut most = 0u64;
+    let (mut most, mut most_blocks) = (0u64, 0u64);
     for i in 0..p {
         let n = layout.stage_blocks(model.layers, i);
         let (is_first, is_last) = (i == 0, i + 1 == p);
@@ -754,17 +762,37 @@ fn stage_bounds(
         if is_last {
             parameters = parameters.saturating_add(params.last_stage);
         }
-        most = most.max(parameters);
+        if parameters > most {
+            (most, most_blocks) = (parameters, n);
+        }
         first += n;
     }
     let x = stage_send(model, system, job, eff)?.get();
     let (vector, bandwidth, grad) = update_roofs(system, job)?;
-    let mut opt = [0.0; 4];
+    let ranks = u32::try_from(dp_ranks).unwrap_or(u32::MAX);
+    let stride = layout.tp.max(1).saturating_mul(layout.ep.max(1));
+    let group = dp_group(system, ranks, stride).map_err(StepError::DataParallel)?;
+    let input = StepInput {
+        parameters: to_f64(most),
+        gradient_bytes: job.state.gradient,
+        weight_bytes: job.state.weight,
+        forward: &[],
+        backward: &[],
+        micro_batches: m,
+    };
+    let mut tail = [0.0; 4];
     for &z in zeros {
         let shards = if z == ZeroStage::Zero0 { 1 } else { dp_ranks };
-        opt[zero_index(z)] = optimizer_seconds(job, most, shards, grad, (vector, bandwidth), eff)?;
+        let dp = DataParallel {
+            transfer_efficiency: eff.network,
+            ..DataParallel::new(ranks, z)
+        };
+        let exposed = exposed_lower_bound(&dp, &input, most_blocks.max(1), system, group)
+            .map_err(StepError::DataParallel)?;
+        tail[zero_index(z)] =
+            exposed.get() + optimizer_seconds(job, most, shards, grad, (vector, bandwidth), eff)?;
     }
-    Ok((x, opt))
+    Ok((x, tail))
 }
 
 #[cfg(test)]
