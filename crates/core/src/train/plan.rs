@@ -88,6 +88,9 @@ pub struct TrainingPlanOptions {
     pub zero_bubble: bool,
     /// The largest tensor-parallel degree tried (`None`: every degree the model takes).
     pub max_tp: Option<u32>,
+    /// The largest context-parallel degree tried (`None`: every degree the sequence fills;
+    /// `Some(1)`: none).
+    pub max_cp: Option<u32>,
     /// The efficiencies the ranking is predicted at ([`Efficiency::published`] by default).
     pub efficiency: Efficiency,
     /// The optimizer.
@@ -122,6 +125,7 @@ impl Default for TrainingPlanOptions {
             interleaved: true,
             zero_bubble: true,
             max_tp: None,
+            max_cp: None,
             efficiency: Efficiency::published(),
             optimizer: Optimizer::AdamW,
             state: StateBytes::MEGATRON_ADAM,
@@ -134,13 +138,15 @@ impl Default for TrainingPlanOptions {
 
 impl TrainingPlanOptions {
     /// What Narayanan et al. 2021 (arXiv 2104.04473) ran: full recomputation, no sequence
-    /// parallelism (Korthikanti et al. 2022 added it), no ZeRO (Megatron-LM's distributed
-    /// optimizer came later), 1F1B or interleaved (no ZB-H1, 2024), Megatron's fused softmax
-    /// rather than FlashAttention (2022); the rest as [`TrainingPlanOptions::default`].
+    /// parallelism (Korthikanti et al. 2022 added it), no context parallelism (Megatron-Core,
+    /// 2023), no ZeRO (Megatron-LM's distributed optimizer came later), 1F1B or interleaved (no
+    /// ZB-H1, 2024), Megatron's fused softmax rather than FlashAttention (2022); the rest as
+    /// [`TrainingPlanOptions::default`].
     pub fn megatron_2021() -> Self {
         TrainingPlanOptions {
             recompute: vec![Recompute::Full],
             sequence_parallel: vec![false],
+            max_cp: Some(1),
             zero: vec![ZeroStage::Zero0],
             zero_bubble: false,
             flash_attention: false,
@@ -458,7 +464,8 @@ pub fn search_training(
             skipped.layout += 1;
             continue;
         }
-        for c in divisors(devices / t) {
+        let max_cp = u64::from(options.max_cp.unwrap_or(u32::MAX));
+        for c in divisors(devices / t).filter(|&c| c <= max_cp) {
             if !context_fits(model, c, seq_len) {
                 skipped.layout += 1;
                 continue;
@@ -623,12 +630,18 @@ pub fn search_training(
     }
 
     // Branch and bound over the candidates in the order of their lower bounds.
-    candidates.sort_by(|a, b| a.lower.total_cmp(&b.lower).then(a.order.cmp(&b.order)));
+    // Sorted by key (bound, enumeration order) rather than moving the candidates themselves.
+    let mut keys: Vec<(f64, u64, usize)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.lower, c.order, i))
+        .collect();
+    keys.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let top = options.top;
     let mut best: Vec<(f64, u64, TrainingPrediction, u32)> = Vec::with_capacity(top + 1);
     let mut cache: HashMap<u32, MicroBatch> = HashMap::new();
     let mut simulated = 0u64;
-    for cand in &candidates {
+    for cand in keys.iter().filter_map(|k| candidates.get(k.2)) {
         if best.len() == top {
             let worst = best.last().map_or(f64::INFINITY, |b| b.0);
             if cand.lower > worst * (1.0 + 1e-9) {
