@@ -174,3 +174,21 @@ fn gpt3_175b_table1_style_layout_is_within_15_percent_of_published() -> TestResu
     );
     Ok(())
 }
+
+#[test]
+fn the_presets_have_their_published_sizes() -> TestResult {
+    // Llama-3.1-405B by hand from Meta's config.json: per block q and o 16384² each, k and v
+    // 16384·1024 each (8 KV heads of 128), MLP 3·16384·53248, two norms 2·16384:
+    // 268,435,456·2 + 16,777,216·2 + 2,617,245,696 + 32,768 = 3,187,703,808; × 126 blocks
+    // = 401,650,679,808; + untied embedding and lm_head 2·128256·16384 = 4,202,692,608 and the
+    // final norm 16,384: 405,853,388,800 (the checkpoint's count).
+    let llama = load_model("llama-3.1-405b")?;
+    assert_eq!(llama.parameters(), 405_853_388_800);
+    // GPT-3 175B (Brown et al. 2020, Table 2.1): per block 12h² + 13h = 1,812,099,072 at
+    // h = 12288; × 96 = 173,961,510,912; + tied embedding 50257·12288 = 617,558,016, learned
+    // positions 2048·12288 = 25,165,824 and the final LayerNorm 2·12288: 174,604,259,328,
+    // "175B".
+    let gpt3 = load_model("gpt3-175b")?;
+    assert_eq!(gpt3.parameters(), 174_604_259_328);
+    Ok(())
+}
