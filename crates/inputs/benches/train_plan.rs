@@ -15,6 +15,7 @@
 //! `cargo bench -p roofline-inputs --bench train_plan`
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented `pub fn`
+#![allow(clippy::print_stderr)] // the counts and candidates per second, beside criterion's
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use roofline_core::comm::System;

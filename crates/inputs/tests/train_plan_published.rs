@@ -34,6 +34,8 @@
 //!   after the paper: the best is faster again, and must not be slower than the restricted
 //!   best (a subset of its candidates).
 
+#![allow(clippy::print_stderr)] // the searches' figures, with --nocapture
+
 use roofline_core::comm::System;
 use roofline_core::train::{search_training, TrainingPlanOptions};
 use roofline_inputs::config::load_model;

@@ -315,12 +315,12 @@ impl BlockSums {
         };
         let (a, b) = (at(first), at(first + n));
         let mut s = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
-        for k in 0..3 {
+        for ((x, pro), epi) in s.iter_mut().zip(self.prologue).zip(self.epilogue) {
             if is_first {
-                s[k] += self.prologue[k];
+                *x += pro;
             }
             if is_last {
-                s[k] += self.epilogue[k];
+                *x += epi;
             }
         }
         StageTimes::new(s[0].max(0.0), s[1].max(0.0), s[2].max(0.0))

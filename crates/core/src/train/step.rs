@@ -397,7 +397,7 @@ fn assemble(
     // the same order, so the same sums).
     let uniform = uniform_blocks(&mb.pieces, model.layers);
     let key = |i: usize, n: u64| (n, i == 0, i + 1 == p);
-    let mut memo: Vec<((u64, bool, bool), StageSums)> = Vec::new();
+    let mut memo: Vec<(StageKey, StageSums)> = Vec::new();
     let sums: Vec<StageSums> = ranges
         .iter()
         .enumerate()
@@ -442,7 +442,7 @@ fn assemble(
     let mut stages = Vec::with_capacity(p);
     // A stage's data-parallel communication, for each (block count, first, last, parameters)
     // when the blocks are uniform: the same inputs give the same result.
-    let mut comm_memo: Vec<(((u64, bool, bool), u64), StepComm)> = Vec::new();
+    let mut comm_memo: Vec<((StageKey, u64), StepComm)> = Vec::new();
     for (i, (&(first, n), s)) in ranges.iter().zip(&sums).enumerate() {
         let (is_first, is_last) = (i == 0, i + 1 == p);
         let mut parameters = params.per_block.saturating_mul(n);
@@ -636,6 +636,10 @@ pub(crate) fn optimizer_seconds(
     Ok((cost.flops.get() / roofs.0.get())
         .max(cost.bytes().get() / (roofs.1.get() * efficiency.memory)))
 }
+
+/// A stage as far as its sums go when the blocks are uniform: its block count, whether it is
+/// the first, whether it is the last.
+type StageKey = (u64, bool, bool);
 
 /// Whether every piece on the blocks spans all `layers` of them (a model whose blocks are all
 /// alike: no dense layers before mixture-of-experts ones, no per-layer windows).
