@@ -16,7 +16,7 @@
 //!
 //! **How it is ranked, exactly and cheaply.** Every candidate's memory is the closed form of
 //! [`super::memory`]; those that do not fit are dropped. Each micro-batch shape (t, c, e,
-//! sequence parallelism, b, recomputation) is priced once ([`super::micro_batch`]), and each
+//! sequence parallelism, b, recomputation) is priced once ([`super::micro_batch()`]), and each
 //! fitting candidate gets a lower bound on its step time from its stages' F_i, B_i, W_i
 //! (prefix sums over the blocks) and the send time x between stages:
 //!
