@@ -47,8 +47,9 @@ fn presets() -> Result<Vec<String>, Box<dyn std::error::Error>> {
         .filter_map(|m| m["name"].as_str().map(str::to_string))
         .collect();
     // The eleven presets of the README: Llama 2 (7B, 13B, 70B), Llama 3.1 (8B, 70B), Mixtral
-    // 8x7B, Qwen3-30B-A3B, DeepSeek-V3, GPT-2, GPT-2 XL, OPT-6.7B.
-    assert_eq!(names.len(), 11, "{names:?}");
+    // 8x7B, Qwen3-30B-A3B, DeepSeek-V3, GPT-2, GPT-2 XL, OPT-6.7B; and the training plan's
+    // Llama-3.1-405B and GPT-3 175B.
+    assert_eq!(names.len(), 13, "{names:?}");
     Ok(names)
 }
 

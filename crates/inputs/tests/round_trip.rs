@@ -25,8 +25,9 @@ fn round_trip<T: Serialize + DeserializeOwned + PartialEq + Debug>(x: &T) -> R {
 fn every_preset_round_trips() -> R {
     let ids = preset_ids();
     // The eleven presets of the README: Llama 2 (7B, 13B, 70B), Llama 3.1 (8B, 70B), Mixtral,
-    // Qwen3-MoE, DeepSeek-V3 (MoE + MLA), GPT-2 (two sizes), OPT.
-    assert_eq!(ids.len(), 11, "{ids:?}");
+    // Qwen3-MoE, DeepSeek-V3 (MoE + MLA), GPT-2 (two sizes), OPT; and the training plan's
+    // Llama-3.1-405B and GPT-3 175B.
+    assert_eq!(ids.len(), 13, "{ids:?}");
     for id in ids {
         let m: Transformer = load_model(id)?;
         round_trip(&m)?;

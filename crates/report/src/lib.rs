@@ -33,6 +33,7 @@ pub mod suite_plot;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod train;
+pub mod train_plan;
 pub mod units;
 
 use std::fmt;

@@ -1,7 +1,7 @@
 //! `roofline plan`.
 
 use super::common::{FormatArg, ReserveArg};
-use super::values::{parse_degree, parse_precision};
+use super::values::{parse_degree, parse_positive, parse_precision};
 use clap::{Args, ValueEnum};
 use roofline_core::precision::Precision;
 
@@ -12,6 +12,10 @@ pub enum PlanStage {
     Prefill,
     /// One generated token per sequence: time per output token.
     Decode,
+    /// A training step: every tensor, pipeline, data, context and expert parallel layout,
+    /// micro-batch, recomputation, ZeRO stage and schedule that fits, ranked by step time
+    /// (needs --global-batch; --seq-len is the sequence length).
+    Train,
 }
 
 #[derive(Debug, Args)]
@@ -34,6 +38,9 @@ pub struct PlanArgs {
     /// Sequences one replica serves together.
     #[arg(long, default_value_t = 1)]
     pub batch: u64,
+    /// Train: sequences per training step over every replica.
+    #[arg(long, value_parser = parse_positive)]
+    pub global_batch: Option<u64>,
     /// Prefill: prompt tokens per sequence.
     #[arg(long, default_value_t = 2048)]
     pub seq_len: u64,

@@ -15,6 +15,7 @@ mod plot;
 mod report;
 mod sweep;
 mod train;
+mod train_plan;
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;

@@ -10,6 +10,9 @@ use roofline_report::plan::{write_plan, PlanReport};
 use std::io::Write;
 
 pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if a.stage == PlanStage::Train {
+        return super::train_plan::run(a, out);
+    }
     if a.system.is_none() && a.devices.is_none() {
         return Err(CliError::bad_input(
             "`--devices`: plan needs the devices to split the model over",
@@ -33,7 +36,8 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
     );
     let stage = match a.stage {
         PlanStage::Prefill => Stage::Prefill,
-        PlanStage::Decode => Stage::Decode,
+        // (train returned above)
+        PlanStage::Decode | PlanStage::Train => Stage::Decode,
     };
     let workload = Workload::new(stage, a.batch, a.seq_len, a.context)
         .with_precisions(precisions)

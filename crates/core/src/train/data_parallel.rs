@@ -400,6 +400,91 @@ pub fn step_communication(
     })
 }
 
+/// A lower bound on [`step_communication`]'s exposed time, from the sizes alone (no layer
+/// times), for a plan search to rule candidates out before pricing them in full: ZeRO-0/1/2's
+/// last gradient bucket (launched when the backward ends, it runs after it), plus ZeRO-1/2's
+/// parameter all-gather buckets (all after the optimizer step); ZeRO-3's first layer's gather
+/// and last layer's reduce-scatter, once a micro-batch, over `layers` layers. 0 with one rank
+/// or no parameters.
+///
+/// # Errors
+/// As [`step_communication`]: quantities out of range, a group of other than N_d ranks, a
+/// collective the fabric cannot price.
+pub fn exposed_lower_bound(
+    dp: &DataParallel,
+    input: &StepInput<'_>,
+    layers: u64,
+    system: &System,
+    group: Group,
+) -> Result<Seconds, DataParallelError> {
+    let psi = check("parameters", input.parameters, false)?;
+    let bucket = check("bucket_bytes", dp.bucket_bytes.get(), true)?;
+    if group.ranks != dp.degree {
+        return Err(DataParallelError::Group(format!(
+            "the group has {} ranks, the data-parallel degree is {}",
+            group.ranks, dp.degree
+        )));
+    }
+    if dp.degree <= 1 || psi <= 0.0 || layers == 0 {
+        return Ok(Seconds::ZERO);
+    }
+    let eta = if dp.transfer_efficiency > 0.0 && dp.transfer_efficiency <= 1.0 {
+        dp.transfer_efficiency
+    } else {
+        1.0
+    };
+    let time = |c, bytes: f64| -> Result<f64, DataParallelError> {
+        let k = collective_cost(c, Bytes(bytes), group, &system.fabric, dp.algorithm)?;
+        Ok(k.latency.get() + k.transfer.get() / eta)
+    };
+    let gradients = psi * input.gradient_bytes;
+    let weights = psi * input.weight_bytes;
+    // The last of `bytes` in buckets of `bucket`, and all of them.
+    let last = |bytes: f64| {
+        let full = (bytes / bucket).floor();
+        let rest = bytes - full * bucket;
+        if rest > 0.0 {
+            rest
+        } else {
+            bucket.min(bytes)
+        }
+    };
+    let exposed = match dp.zero {
+        ZeroStage::Zero0 | ZeroStage::Zero1 | ZeroStage::Zero2 => {
+            let reduce = if dp.zero == ZeroStage::Zero0 {
+                Collective::AllReduce
+            } else {
+                Collective::ReduceScatter
+            };
+            let mut t = if gradients > 0.0 {
+                time(reduce, last(gradients))?
+            } else {
+                0.0
+            };
+            if dp.zero != ZeroStage::Zero0 && weights > 0.0 {
+                let buckets = (weights / bucket).ceil();
+                if buckets > MAX_BUCKETS {
+                    return Err(DataParallelError::TooManyBuckets { buckets });
+                }
+                let full = (weights / bucket).floor();
+                let rest = weights - full * bucket;
+                t += full * time(Collective::AllGather, bucket)?;
+                if rest > 0.0 {
+                    t += time(Collective::AllGather, rest)?;
+                }
+            }
+            t
+        }
+        ZeroStage::Zero3 => {
+            let l = layers as f64;
+            let g = time(Collective::AllGather, weights / l)?;
+            let r = time(Collective::ReduceScatter, gradients / l)?;
+            (g + r) * input.micro_batches.max(1) as f64
+        }
+    };
+    Ok(Seconds(exposed))
+}
+
 /// `bytes` in buckets of `bucket`, the last holding the remainder, each launched when the pass
 /// of per-layer `times` (in the order it runs) has produced its last byte, run one after the
 /// other; pushes the rows and returns the exposed time past the end of the pass.

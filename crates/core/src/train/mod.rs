@@ -20,6 +20,8 @@
 //! - [`step`]: the whole step on many devices: stages, pipeline timeline, data-parallel
 //!   communication, optimizer, memory, MFU and HFU ([`predict`]).
 //! - [`waterfall`]: the MFU waterfall, the share of the peak each reason takes.
+//! - [`plan`]: the training plan search ([`search_training`]): every layout, micro-batch,
+//!   recomputation, ZeRO stage and schedule whose memory fits, ranked by predicted step time.
 //! - [`pipeline`]: pipeline-parallel schedules (1F1B, interleaved, ZB-H1) as discrete-event
 //!   timelines over p stages and m micro-batches: step time, per-stage busy time, the bubble
 //!   and the micro-batches' activations each stage holds at its peak.
@@ -31,11 +33,13 @@ pub mod memory;
 pub mod micro_batch;
 pub mod optimizer;
 pub mod pipeline;
+pub mod plan;
 pub mod step;
 pub mod waterfall;
 
 pub use efficiency::Efficiency;
 pub use micro_batch::{micro_batch, MicroBatch, MicroBatchShape};
+pub use plan::{search_training, TrainingPlan, TrainingPlanOptions, TrainingPlanSearch};
 pub use step::{predict, predict_with, StepError, TrainingJob, TrainingPrediction};
 pub use waterfall::{Reason, Waterfall};
 

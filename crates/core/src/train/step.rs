@@ -392,10 +392,26 @@ fn assemble(
     let devices = job.devices();
     let p = layout.pp.max(1) as usize;
     let ranges = stage_ranges(&layout, model.layers);
+    // When every block runs the same pieces, a stage's sums depend only on its block count
+    // and whether it is the first or the last: computed once for each (the same additions in
+    // the same order, so the same sums).
+    let uniform = uniform_blocks(&mb.pieces, model.layers);
+    let key = |i: usize, n: u64| (n, i == 0, i + 1 == p);
+    let mut memo: Vec<(StageKey, StageSums)> = Vec::new();
     let sums: Vec<StageSums> = ranges
         .iter()
         .enumerate()
-        .map(|(i, &(first, n))| stage_sums(&mb.pieces, first, n, i == 0, i + 1 == p))
+        .map(|(i, &(first, n))| {
+            let k = key(i, n);
+            if let Some((_, s)) = memo.iter().find(|(at, _)| uniform && *at == k) {
+                return *s;
+            }
+            let s = stage_sums(&mb.pieces, first, n, i == 0, i + 1 == p);
+            if uniform {
+                memo.push((k, s));
+            }
+            s
+        })
         .collect();
     let times: Vec<StageTimes> = sums
         .iter()
@@ -422,21 +438,11 @@ fn assemble(
         transfer_efficiency: efficiency.network,
         ..DataParallel::new(dp_ranks, job.zero)
     };
-    let vector = system
-        .chip
-        .peak(Precision::Fp32)
-        .or_else(|_| system.chip.peak(job.precisions.act))
-        .map_err(|e| StepError::MicroBatch(super::micro_batch::MicroBatchError::Device(e)))?;
-    let bandwidth = system
-        .chip
-        .bandwidth()
-        .map_err(|e| StepError::MicroBatch(super::micro_batch::MicroBatchError::Device(e)))?;
-    let grad = if job.state.gradient >= 4.0 {
-        Precision::Fp32
-    } else {
-        Precision::Bf16
-    };
+    let (vector, bandwidth, grad) = update_roofs(system, job)?;
     let mut stages = Vec::with_capacity(p);
+    // A stage's data-parallel communication, for each (block count, first, last, parameters)
+    // when the blocks are uniform: the same inputs give the same result.
+    let mut comm_memo: Vec<((StageKey, u64), StepComm)> = Vec::new();
     for (i, (&(first, n), s)) in ranges.iter().zip(&sums).enumerate() {
         let (is_first, is_last) = (i == 0, i + 1 == p);
         let mut parameters = params.per_block.saturating_mul(n);
@@ -446,37 +452,44 @@ fn assemble(
         if is_last {
             parameters = parameters.saturating_add(params.last_stage);
         }
-        let (forward, backward) = per_block(mb, first, n, is_first, is_last);
-        let comm = step_communication(
-            &dp,
-            &StepInput {
-                parameters: to_f64(parameters),
-                gradient_bytes: job.state.gradient,
-                weight_bytes: job.state.weight,
-                forward: &forward,
-                backward: &backward,
-                micro_batches: m,
-            },
-            system,
-            group,
-        )
-        .map_err(StepError::DataParallel)?;
+        let k = (key(i, n), parameters);
+        let comm = match comm_memo.iter().find(|(at, _)| uniform && *at == k) {
+            Some((_, c)) => c.clone(),
+            None => {
+                let (forward, backward) = per_block(mb, first, n, is_first, is_last);
+                let c = step_communication(
+                    &dp,
+                    &StepInput {
+                        parameters: to_f64(parameters),
+                        gradient_bytes: job.state.gradient,
+                        weight_bytes: job.state.weight,
+                        forward: &forward,
+                        backward: &backward,
+                        micro_batches: m,
+                    },
+                    system,
+                    group,
+                )
+                .map_err(StepError::DataParallel)?;
+                if uniform {
+                    comm_memo.push((k, c.clone()));
+                }
+                c
+            }
+        };
         let shards = if job.zero == ZeroStage::Zero0 {
             1
         } else {
             u64::from(dp_ranks)
         };
-        let cost = OptimizerStep {
-            optimizer: job.optimizer,
+        let optimizer = optimizer_seconds(
+            job,
             parameters,
             shards,
             grad,
-            weight: job.precisions.weight,
-        }
-        .cost()
-        .map_err(StepError::Train)?;
-        let optimizer = (cost.flops.get() / vector.get())
-            .max(cost.bytes().get() / (bandwidth.get() * efficiency.memory));
+            (vector, bandwidth),
+            efficiency,
+        )?;
         let peak_in_flight = timeline.peak_in_flight.get(i).copied().unwrap_or(0.0);
         let layer = |r| {
             activations_per_layer(
@@ -577,6 +590,68 @@ fn assemble(
     })
 }
 
+/// The roofs an optimizer update runs at (the fp32 vector peak, else the activation
+/// precision's; the memory bandwidth) and the gradients' precision (fp32 at 4 bytes or more).
+pub(crate) fn update_roofs(
+    system: &System,
+    job: &TrainingJob,
+) -> Result<(FlopPerSec, crate::units::BytesPerSec, Precision), StepError> {
+    let vector = system
+        .chip
+        .peak(Precision::Fp32)
+        .or_else(|_| system.chip.peak(job.precisions.act))
+        .map_err(|e| StepError::MicroBatch(super::micro_batch::MicroBatchError::Device(e)))?;
+    let bandwidth = system
+        .chip
+        .bandwidth()
+        .map_err(|e| StepError::MicroBatch(super::micro_batch::MicroBatchError::Device(e)))?;
+    let grad = if job.state.gradient >= 4.0 {
+        Precision::Fp32
+    } else {
+        Precision::Bf16
+    };
+    Ok((vector, bandwidth, grad))
+}
+
+/// One optimizer update of `parameters` sharded `shards` ways, s: the larger of its FLOPs at
+/// the vector peak and its bytes at the memory bandwidth (`roofs`: vector peak, bandwidth) at
+/// `efficiency`'s memory share.
+pub(crate) fn optimizer_seconds(
+    job: &TrainingJob,
+    parameters: u64,
+    shards: u64,
+    grad: Precision,
+    roofs: (FlopPerSec, crate::units::BytesPerSec),
+    efficiency: &Efficiency,
+) -> Result<f64, StepError> {
+    let cost = OptimizerStep {
+        optimizer: job.optimizer,
+        parameters,
+        shards,
+        grad,
+        weight: job.precisions.weight,
+    }
+    .cost()
+    .map_err(StepError::Train)?;
+    Ok((cost.flops.get() / roofs.0.get())
+        .max(cost.bytes().get() / (roofs.1.get() * efficiency.memory)))
+}
+
+/// A stage as far as its sums go when the blocks are uniform: its block count, whether it is
+/// the first, whether it is the last.
+type StageKey = (u64, bool, bool);
+
+/// Whether every piece on the blocks spans all `layers` of them (a model whose blocks are all
+/// alike: no dense layers before mixture-of-experts ones, no per-layer windows).
+fn uniform_blocks(pieces: &[super::micro_batch::Piece], layers: u64) -> bool {
+    pieces.iter().all(|p| match p.span {
+        crate::graph::Span::Blocks { first, last } => {
+            first == 0 && last.saturating_add(1) >= layers
+        }
+        _ => true,
+    })
+}
+
 fn slot(r: Reason) -> usize {
     r.slot().unwrap_or(0)
 }
@@ -594,7 +669,25 @@ fn per_block(
     let n = usize::try_from(blocks.max(1)).unwrap_or(1);
     let mut forward = vec![Seconds::ZERO; n];
     let mut backward = vec![Seconds::ZERO; n];
-    for j in 0..n {
+    // Pieces that cover either all of the stage's blocks or none of them: every block but the
+    // first and the last (which take the prologue and the epilogue) has the same sums, computed
+    // once (the same additions in the same order as block by block).
+    let end = first.saturating_add(blocks);
+    let alike = n > 2
+        && mb.pieces.iter().all(|p| match p.span {
+            crate::graph::Span::Blocks { first: a, last: b } => {
+                (a <= first && b.saturating_add(1) >= end) || b < first || a >= end
+            }
+            _ => true,
+        });
+    if alike {
+        let mid = stage_sums(&mb.pieces, first + 1, 1, false, false);
+        for j in 1..n - 1 {
+            forward[j] = Seconds(mid.forward);
+            backward[n - 1 - j] = Seconds(mid.backward + mid.weight);
+        }
+    }
+    for j in (0..n).filter(|&j| !alike || j == 0 || j + 1 == n) {
         let block = first + j as u64;
         let s = stage_sums(
             &mb.pieces,
@@ -612,7 +705,7 @@ fn per_block(
 /// One send of a micro-batch's activations between consecutive stages: b·s·h elements (÷ t
 /// with sequence parallelism, ÷ c with context parallelism), over the scale-out network when
 /// consecutive stages sit a node or more apart (module docs), at `efficiency`'s network share.
-fn stage_send(
+pub(crate) fn stage_send(
     model: &Transformer,
     system: &System,
     job: &TrainingJob,

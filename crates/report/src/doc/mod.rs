@@ -32,6 +32,7 @@ pub mod profile;
 pub mod report;
 pub mod sweep;
 pub mod train;
+pub mod train_plan;
 
 /// Version of the JSON documents' schema (`docs/schema/`); raised on any incompatible change.
 /// Every document carries it as `schema_version`.
@@ -274,6 +275,11 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
         ),
         ("plan", "roofline plan", schema_of::<plan::PlanSearchDoc>()),
         (
+            "plan-train",
+            "roofline plan --stage train",
+            schema_of::<train_plan::TrainPlanSearchDoc>(),
+        ),
+        (
             "mfu",
             "roofline mfu (model known)",
             schema_of::<mfu::MfuDoc>(),
@@ -406,12 +412,12 @@ mod tests {
     fn every_document_kind_has_one_schema_that_carries_the_version(
     ) -> Result<(), Box<dyn std::error::Error>> {
         let all = schemas();
-        // Twenty-seven kinds: analyze (plain, on many devices, with fusion), explain, join, op,
-        // collective, fuse, sweep (over batches, over tensor-parallel degrees), plan, mfu (by
-        // formula, by size, from a reported FLOP/s), mbu, hardware (list, show, show a system,
-        // list systems, compare), models, import (profile, roof), measure, measure kernels,
-        // train, report.
-        assert_eq!(all.len(), 27);
+        // Twenty-eight kinds: analyze (plain, on many devices, with fusion), explain, join, op,
+        // collective, fuse, sweep (over batches, over tensor-parallel degrees), plan (inference,
+        // training), mfu (by formula, by size, from a reported FLOP/s), mbu, hardware (list,
+        // show, show a system, list systems, compare), models, import (profile, roof), measure,
+        // measure kernels, train, report.
+        assert_eq!(all.len(), 28);
         for (i, (name, _, schema)) in all.iter().enumerate() {
             assert!(
                 all[..i].iter().all(|(n, _, _)| n != name),

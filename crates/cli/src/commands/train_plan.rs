@@ -1,0 +1,98 @@
+//! `roofline plan --stage train`: the training plan search.
+
+use super::analyze_parallel::{system_of, Flags};
+use crate::args::PlanArgs;
+use crate::error::CliError;
+use roofline_core::train::plan::TrainingPlanError;
+use roofline_core::train::{search_training, TrainingPlanOptions};
+use roofline_core::workload::Precisions;
+use roofline_inputs::config::load_model;
+use roofline_report::train_plan::{write_train_plan, TrainPlanReport};
+use std::io::Write;
+
+/// Waterfalls printed under the table: the best three.
+const WATERFALLS: usize = 3;
+
+pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let Some(global_batch) = a.global_batch else {
+        return Err(CliError::bad_input(
+            "`--global-batch`: a training plan needs the sequences of one step",
+            Some("give --global-batch B, e.g. --global-batch 1536".into()),
+        ));
+    };
+    if a.system.is_none() && a.devices.is_none() {
+        return Err(CliError::bad_input(
+            "`--devices`: plan needs the devices to split the model over",
+            Some("give --system NAME (`roofline hardware list --systems`) or --devices N".into()),
+        ));
+    }
+    if a.seq_len == 0 {
+        return Err(CliError::bad_input(
+            "`--seq-len` must be at least 1",
+            Some("give the tokens per training sequence, e.g. --seq-len 2048".into()),
+        ));
+    }
+    let model = load_model(&a.model)?;
+    let flags = Flags {
+        system: a.system.as_deref(),
+        devices: a.devices,
+        hardware: &a.hardware,
+        hardware_default: "h100-sxm",
+        takes_devices: true,
+        layout: "--devices",
+    };
+    let system = system_of(&flags, 1)?;
+    let options = TrainingPlanOptions {
+        top: a.top as usize,
+        precisions: Precisions::new(
+            a.weight_precision.unwrap_or(a.precision),
+            a.precision,
+            a.kv_precision.unwrap_or(a.precision),
+        ),
+        flash_attention: a.flash_attention,
+        reserve: a.reserve.memory_reserve,
+        ..TrainingPlanOptions::default()
+    };
+    let devices = system.devices();
+    let found = search_training(&model, &system, devices, global_batch, a.seq_len, &options)
+        .map_err(|e| match e {
+            TrainingPlanError::Zero(q) => CliError::bad_input(
+                format!("`--{}` must be at least 1", q.replace('_', "-")),
+                Some("give a count of 1 or more".into()),
+            ),
+            other => CliError::bad_input(
+                format!("`--stage train`: {other}"),
+                Some("check the model, --hardware or --system (`roofline hardware list`)".into()),
+            ),
+        })?;
+    if found.best.is_empty() {
+        let why = if found.fit == 0 {
+            format!(
+                "no layout of {} on {devices} × {} fits in memory ({} candidates evaluated)",
+                model.name, system.chip.id, found.evaluated
+            )
+        } else {
+            format!(
+                "no layout of {} on {devices} × {} could be priced ({} fit, {} need a link the \
+                 system lacks)",
+                model.name, system.chip.id, found.fit, found.skipped.link
+            )
+        };
+        return Err(CliError::bad_input(
+            format!("`--devices`: {why}"),
+            Some(
+                "give more devices (--devices or --system), a smaller --global-batch or \
+                 --seq-len, or a chip with more memory (--hardware)"
+                    .into(),
+            ),
+        ));
+    }
+    let report = TrainPlanReport {
+        model: &model,
+        system: &system,
+        search: &found,
+        waterfalls: WATERFALLS,
+    };
+    write_train_plan(&report, a.format.format.into(), out)?;
+    Ok(())
+}
