@@ -410,3 +410,35 @@ fn a_step_that_does_not_fit_names_the_largest_micro_batch_that_does() -> TestRes
         ));
     Ok(())
 }
+
+#[test]
+fn megatron_semantics_only_slow_the_step() -> TestResult {
+    // TP 4 × PP 2 on 8 devices. Blocking sends and gradients
+    // reduced after the backward can only lengthen the step.
+    let base = with("--tp", &["4"]);
+    let mut pp: Vec<&str> = base.iter().map(String::as_str).collect();
+    pp.extend(["--pp", "2"]);
+    let plain = json(&pp)?;
+    let mut slow = pp.clone();
+    slow.extend(["--blocking-p2p", "--no-overlap-grad-reduce"]);
+    let slower = json(&slow)?;
+    let t = |v: &Value| num(&v["estimate"]["step_time_s"]);
+    assert!(
+        t(&slower)? >= t(&plain)?,
+        "{} < {}",
+        t(&slower)?,
+        t(&plain)?
+    );
+    let shares = |v: &Value| -> Result<f64, Box<dyn std::error::Error>> {
+        let bars = v["estimate"]["waterfall"]["bars"]
+            .as_array()
+            .ok_or("no bars")?;
+        Ok(bars
+            .iter()
+            .filter(|b| b["reason"] == "pipeline_communication")
+            .filter_map(|b| b["share"].as_f64())
+            .sum())
+    };
+    assert!(shares(&slower)? > 0.0);
+    Ok(())
+}

@@ -177,3 +177,36 @@ fn bad_input_names_the_flag() -> TestResult {
     )?;
     Ok(())
 }
+
+#[test]
+fn megatron_policies_keep_the_search_to_what_megatron_ran() -> TestResult {
+    // megatron-2021: full recomputation, no sequence or context parallelism, no ZeRO, no
+    // ZB-H1; megatron-2022 adds selective recomputation and sequence parallelism.
+    let mut args = GPT2_8.to_vec();
+    args.extend(["--policies", "megatron-2021", "--top", "20"]);
+    let v = json_of(&args);
+    assert_valid(
+        "plan-train",
+        &v,
+        "roofline plan gpt2 --stage train --policies",
+    );
+    for p in v["plans"].as_array().ok_or("no plans")? {
+        assert_eq!(p["recompute"], "full", "{p}");
+        assert_eq!(p["sequence_parallel"], false, "{p}");
+        assert_eq!((num(p, "cp")?, num(p, "zero")?), (1.0, 0.0), "{p}");
+        let schedule = p["schedule"].as_str().ok_or("no schedule")?;
+        assert!(
+            schedule == "1f1b" || schedule.starts_with("interleaved"),
+            "{p}"
+        );
+    }
+    let mut args = GPT2_8.to_vec();
+    args.extend(["--policies", "megatron-2022", "--top", "50"]);
+    let v = json_of(&args);
+    for p in v["plans"].as_array().ok_or("no plans")? {
+        let r = p["recompute"].as_str().ok_or("no recompute")?;
+        assert!(r == "full" || r == "selective", "{p}");
+        assert_eq!(num(p, "zero")?, 0.0, "{p}");
+    }
+    Ok(())
+}

@@ -26,7 +26,7 @@ pub use mbu::MbuArgs;
 pub use measure::{MeasureArgs, MeasureCommand, MeasureKernelsArgs};
 pub use mfu::MfuArgs;
 pub use op::{OpArgs, OpCommand};
-pub use plan::{PlanArgs, PlanStage};
+pub use plan::{PlanArgs, PlanPolicies, PlanStage};
 pub use report::ReportArgs;
 pub use sweep::SweepArgs;
 pub use train::{TrainArgs, TrainLayoutArgs};

@@ -18,6 +18,23 @@ pub enum PlanStage {
     Train,
 }
 
+/// Which training policies a training plan may choose (`--stage train`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanPolicies {
+    /// Every policy: none, selective and full recomputation, sequence and context
+    /// parallelism, ZeRO 0–3, 1F1B, interleaved and ZB-H1, overlapped gradient reduction.
+    All,
+    /// What Megatron-LM ran in Narayanan et al. 2021: full recomputation, no sequence or
+    /// context parallelism, no ZeRO, 1F1B or interleaved, gradients reduced after the
+    /// backward, blocking pipeline sends.
+    #[value(name = "megatron-2021")]
+    Megatron2021,
+    /// Megatron-LM of Korthikanti et al. 2022: as megatron-2021, with selective recomputation
+    /// and sequence parallelism.
+    #[value(name = "megatron-2022")]
+    Megatron2022,
+}
+
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// A preset id (`mixtral-8x7b`, see `roofline models`), a config.json, or a folder holding
@@ -62,6 +79,10 @@ pub struct PlanArgs {
     /// Plans to print in each ranking.
     #[arg(long, default_value_t = 5, value_parser = parse_degree)]
     pub top: u32,
+    /// With --stage train: the policies the search may choose (`all`, or what Megatron-LM ran
+    /// in its published runs: `megatron-2021`, `megatron-2022`).
+    #[arg(long, value_enum, default_value_t = PlanPolicies::All)]
+    pub policies: PlanPolicies,
     #[command(flatten)]
     pub reserve: ReserveArg,
     #[command(flatten)]

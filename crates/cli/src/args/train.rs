@@ -181,6 +181,14 @@ pub struct TrainLayoutArgs {
     /// Attention as separate QKᵀ, softmax and S·V kernels instead of FlashAttention.
     #[arg(long)]
     pub no_flash_attention: bool,
+    /// Reduce the gradients after the backward instead of in buckets during it (Megatron-LM
+    /// without `--overlap-grad-reduce`, as in its 2021–2022 published runs).
+    #[arg(long)]
+    pub no_overlap_grad_reduce: bool,
+    /// Pipeline sends block their stage (Megatron-LM without `--overlap-p2p-communication`)
+    /// instead of running beside its compute.
+    #[arg(long)]
+    pub blocking_p2p: bool,
     /// The estimate's shares of the roofs, replacing the published ones
     /// (`matmul=0.74,network=0.8,memory=1`; each in (0, 1]).
     #[arg(long, value_parser = parse_efficiency)]
@@ -203,6 +211,8 @@ impl TrainLayoutArgs {
             || self.virtual_stages.is_some()
             || self.optimizer.is_some()
             || self.no_flash_attention
+            || self.no_overlap_grad_reduce
+            || self.blocking_p2p
             || self.efficiency.is_some()
     }
 

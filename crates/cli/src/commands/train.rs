@@ -51,6 +51,8 @@ pub(crate) fn job_of(
     }
     job.precisions = Precisions::uniform(precision);
     job.flash_attention = !l.no_flash_attention;
+    job.overlap_grad_reduce = !l.no_overlap_grad_reduce;
+    job.overlap_p2p = !l.blocking_p2p;
     job.reserve = reserve;
     Ok(job)
 }

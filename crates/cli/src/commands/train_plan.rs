@@ -1,7 +1,7 @@
 //! `roofline plan --stage train`: the training plan search.
 
 use super::analyze_parallel::{system_of, Flags};
-use crate::args::PlanArgs;
+use crate::args::{PlanArgs, PlanPolicies};
 use crate::error::CliError;
 use roofline_core::train::plan::TrainingPlanError;
 use roofline_core::train::{search_training, TrainingPlanOptions};
@@ -51,7 +51,11 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ),
         flash_attention: a.flash_attention,
         reserve: a.reserve.memory_reserve,
-        ..TrainingPlanOptions::default()
+        ..match a.policies {
+            PlanPolicies::All => TrainingPlanOptions::default(),
+            PlanPolicies::Megatron2021 => TrainingPlanOptions::megatron_2021(),
+            PlanPolicies::Megatron2022 => TrainingPlanOptions::megatron_2022(),
+        }
     };
     let devices = system.devices();
     let found = search_training(&model, &system, devices, global_batch, a.seq_len, &options)

@@ -111,6 +111,10 @@ pub struct TrainingPlanOptions {
     /// Memory the runtime keeps on each device.
     #[serde(skip)]
     pub reserve: Reserve,
+    /// Gradients reduced during the backward ([`TrainingJob::overlap_grad_reduce`]).
+    pub overlap_grad_reduce: bool,
+    /// Pipeline sends beside the compute ([`TrainingJob::overlap_p2p`]).
+    pub overlap_p2p: bool,
 }
 
 impl Default for TrainingPlanOptions {
@@ -139,6 +143,8 @@ impl Default for TrainingPlanOptions {
             precisions: Precisions::uniform(Precision::Bf16),
             flash_attention: true,
             reserve: Reserve::DEFAULT,
+            overlap_grad_reduce: true,
+            overlap_p2p: true,
         }
     }
 }
@@ -147,8 +153,9 @@ impl TrainingPlanOptions {
     /// What Narayanan et al. 2021 (arXiv 2104.04473) ran: full recomputation, no sequence
     /// parallelism (Korthikanti et al. 2022 added it), no context parallelism (Megatron-Core,
     /// 2023), no ZeRO (Megatron-LM's distributed optimizer came later), 1F1B or interleaved (no
-    /// ZB-H1, 2024), Megatron's fused softmax rather than FlashAttention (2022); the rest as
-    /// [`TrainingPlanOptions::default`].
+    /// ZB-H1, 2024), Megatron's fused softmax rather than FlashAttention (2022), gradients
+    /// reduced after the backward and blocking pipeline sends ([`TrainingJob::as_megatron_2022`]);
+    /// the rest as [`TrainingPlanOptions::default`].
     pub fn megatron_2021() -> Self {
         TrainingPlanOptions {
             recompute: vec![Recompute::Full],
@@ -157,7 +164,19 @@ impl TrainingPlanOptions {
             zero: vec![ZeroStage::Zero0],
             zero_bubble: false,
             flash_attention: false,
+            overlap_grad_reduce: false,
+            overlap_p2p: false,
             ..Self::default()
+        }
+    }
+
+    /// What Korthikanti et al. 2022 (arXiv 2205.05198) ran: [`Self::megatron_2021`] with
+    /// selective recomputation and sequence parallelism added.
+    pub fn megatron_2022() -> Self {
+        TrainingPlanOptions {
+            recompute: vec![Recompute::Full, Recompute::Selective],
+            sequence_parallel: vec![false, true],
+            ..Self::megatron_2021()
         }
     }
 }
@@ -444,6 +463,8 @@ pub fn search_training(
         precisions: options.precisions,
         flash_attention: options.flash_attention,
         reserve: options.reserve,
+        overlap_grad_reduce: options.overlap_grad_reduce,
+        overlap_p2p: options.overlap_p2p,
         ..TrainingJob::new(
             layout,
             u32::try_from(d).unwrap_or(u32::MAX),

@@ -80,6 +80,14 @@ pub struct TrainingJob {
     /// Memory the runtime keeps on each device.
     #[serde(skip)]
     pub reserve: Reserve,
+    /// Gradients reduced in buckets during the backward (PyTorch DDP; Megatron-LM's
+    /// `--overlap-grad-reduce`); `false`: all of them after the backward, exposed (Megatron-LM
+    /// before that flag, as in Narayanan et al. 2021 and Korthikanti et al. 2022).
+    pub overlap_grad_reduce: bool,
+    /// Pipeline sends run beside the compute and only delay their receiver; `false`: each send
+    /// blocks its stage until it is done (Megatron-LM's `batch_isend_irecv` waited on before
+    /// the next chunk, its default without `--overlap-p2p-communication`).
+    pub overlap_p2p: bool,
 }
 
 impl TrainingJob {
@@ -108,6 +116,20 @@ impl TrainingJob {
             precisions: Precisions::uniform(Precision::Bf16),
             flash_attention: true,
             reserve: Reserve::DEFAULT,
+            overlap_grad_reduce: true,
+            overlap_p2p: true,
+        }
+    }
+
+    /// This job as Megatron-LM of 2021–2022 ran it (the published runs of Narayanan et al.
+    /// 2021 and Korthikanti et al. 2022): gradients reduced after the backward, blocking
+    /// pipeline sends, its own fused softmax (no FlashAttention).
+    pub fn as_megatron_2022(self) -> Self {
+        TrainingJob {
+            overlap_grad_reduce: false,
+            overlap_p2p: false,
+            flash_attention: false,
+            ..self
         }
     }
 
@@ -413,15 +435,34 @@ fn assemble(
             s
         })
         .collect();
+    let p2p = stage_send(model, system, job, efficiency)?;
+    // Blocking sends: each stage's forward chunks send their output on (all but the last
+    // virtual stage's), its backward chunks theirs back (all but the first's), each send part
+    // of the operation; the receiver depends on that operation's end.
+    let v = f64::from(job.virtual_stages().max(1));
+    let blocking = |i: usize| -> (f64, f64) {
+        if job.overlap_p2p || p <= 1 {
+            return (0.0, 0.0);
+        }
+        let t = p2p.get();
+        (
+            (v - f64::from(u8::from(i + 1 == p))) * t,
+            (v - f64::from(u8::from(i == 0))) * t,
+        )
+    };
     let times: Vec<StageTimes> = sums
         .iter()
-        .map(|s| StageTimes::new(s.forward, s.backward, s.weight))
+        .enumerate()
+        .map(|(i, s)| {
+            let (f, b) = blocking(i);
+            StageTimes::new(s.forward + f, s.backward + b, s.weight)
+        })
         .collect();
-    let p2p = stage_send(model, system, job, efficiency)?;
+    let delay = if job.overlap_p2p { p2p.get() } else { 0.0 };
     let micro = usize::try_from(m).unwrap_or(usize::MAX);
     let timeline: Timeline =
-        simulate(job.schedule, &times, micro, p2p.get()).map_err(StepError::Pipeline)?;
-    let free_sends = if p > 1 && p2p.get() > 0.0 {
+        simulate(job.schedule, &times, micro, delay).map_err(StepError::Pipeline)?;
+    let free_sends = if p > 1 && delay > 0.0 {
         simulate(job.schedule, &times, micro, 0.0)
             .map_err(StepError::Pipeline)?
             .makespan
@@ -456,7 +497,11 @@ fn assemble(
         let comm = match comm_memo.iter().find(|(at, _)| uniform && *at == k) {
             Some((_, c)) => c.clone(),
             None => {
-                let (forward, backward) = per_block(mb, first, n, is_first, is_last);
+                let (forward, mut backward) = per_block(mb, first, n, is_first, is_last);
+                if !job.overlap_grad_reduce {
+                    // Nothing to hide the buckets behind: all of them after the backward.
+                    backward.iter_mut().for_each(|t| *t = Seconds::ZERO);
+                }
                 let c = step_communication(
                     &dp,
                     &StepInput {
@@ -532,7 +577,10 @@ fn assemble(
     let mut ideal = 0.0;
     let (mut model_flops, mut recompute_flops) = (0.0, 0.0);
     let mut busy = 0.0;
-    for (s, st) in sums.iter().zip(&stages) {
+    for (i, (s, st)) in sums.iter().zip(&stages).enumerate() {
+        let (f, b) = blocking(i);
+        losses[slot(Reason::PipelineCommunication)] += mf * (f + b) / pf;
+        busy += mf * (f + b) / pf;
         for (l, x) in losses.iter_mut().zip(&s.losses) {
             *l += x * mf / pf;
         }
@@ -703,7 +751,7 @@ fn per_block(
 }
 
 /// One send of a micro-batch's activations between consecutive stages: b·s·h elements (÷ t
-/// with sequence parallelism, ÷ c with context parallelism), over the scale-out network when
+/// with sequence parallelism or across nodes, ÷ c with context parallelism), over the scale-out network when
 /// consecutive stages sit a node or more apart (module docs), at `efficiency`'s network share.
 pub(crate) fn stage_send(
     model: &Transformer,
@@ -717,13 +765,16 @@ pub(crate) fn stage_send(
     }
     let mut elements =
         to_f64(job.micro_batch) * to_f64(layout.cp_tokens(job.seq_len)) * to_f64(model.hidden);
-    if layout.sequence_parallel && layout.tp > 1 {
-        elements /= f64::from(layout.tp);
-    }
-    let bytes = Bytes(elements * job.precisions.act.bytes());
     let distance = (layout.devices() / u64::from(layout.pp.max(1)))
         .saturating_mul(u64::from(job.data_parallel));
     let across = distance >= u64::from(system.gpus_per_node);
+    // Sequence parallelism keeps 1/t of the activations on each rank; across nodes without
+    // it, Megatron-LM's scatter/gather (Narayanan et al. 2021, §4.1) sends 1/t from each of
+    // the t ranks and all-gathers them over the node's links (that gather not counted).
+    if (layout.sequence_parallel || across) && layout.tp > 1 {
+        elements /= f64::from(layout.tp);
+    }
+    let bytes = Bytes(elements * job.precisions.act.bytes());
     let group = Group {
         ranks: 2,
         ranks_per_node: if across { 1 } else { 2 },
