@@ -291,6 +291,15 @@ fn bad_input_names_the_flag_with_a_hint() {
         ("--zero", &["4"][..], "--zero"),
         ("--virtual-stages", &["2"][..], "--virtual-stages"),
         ("--measured-step", &["0s"][..], "--measured-step"),
+        // Faster than the roofline bound (hundreds of milliseconds here): no step can be.
+        ("--measured-step", &["1ms"][..], "--measured-step"),
+        ("--efficiency", &["matmul=1e-300"][..], "--efficiency"),
+        (
+            "--efficiency",
+            &["network=0.8,network=0.5"][..],
+            "--efficiency",
+        ),
+        ("--tokens", &["1e40"][..], "--tokens"),
     ] {
         bad_input(&with(flag, value), needle);
     }
@@ -440,5 +449,23 @@ fn megatron_semantics_only_slow_the_step() -> TestResult {
             .sum())
     };
     assert!(shares(&slower)? > 0.0);
+    Ok(())
+}
+
+#[test]
+fn a_layout_on_fewer_devices_than_given_says_so() -> TestResult {
+    // TP 4 on a system of 8: the note names the 4 used.
+    let args = with("--tp", &["4"]);
+    let out = roofline().args(&args).output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("the layout uses 4 of the system's 8 devices"),
+        "{text}"
+    );
     Ok(())
 }

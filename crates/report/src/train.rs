@@ -152,6 +152,25 @@ fn write_table(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteErro
         percent(e.efficiency.network, 1),
         r.source
     )?;
+    if e.devices < r.system.devices() {
+        writeln!(
+            out,
+            "note: the layout uses {} of the system's {} devices; tokens/s and MFU are those of \
+             the {} it uses.",
+            e.devices,
+            r.system.devices(),
+            e.devices
+        )?;
+    }
+    let job = &e.job;
+    if job.recompute == roofline_core::train::backward::Recompute::Selective && job.flash_attention
+    {
+        writeln!(
+            out,
+            "note: selective recomputation re-runs the attention core, which FlashAttention's \
+             backward already recomputes: with FlashAttention it re-runs nothing more."
+        )?;
+    }
     writeln!(out)?;
 
     let mut t = new_table(&["step", "roofline bound", "estimate"]);
@@ -190,8 +209,15 @@ fn write_table(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteErro
         both(&|p| human_seconds(p.makespan.get())),
     );
     row(
-        "bubble fraction".into(),
-        both(&|p| percent(p.bubble_fraction, 1)),
+        "bubble (share of the makespan)".into(),
+        both(&|p| {
+            let share = if p.makespan.get() > 0.0 {
+                p.bubble.get() / p.makespan.get()
+            } else {
+                0.0
+            };
+            percent(share, 1)
+        }),
     );
     row(
         "micro-batches".into(),

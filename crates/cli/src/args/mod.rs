@@ -67,9 +67,10 @@ pub enum Command {
     Mfu(MfuArgs),
     /// Inference MBU (and MFU) of a measured decode step.
     Mbu(MbuArgs),
-    /// How to split a model over a system's devices for inference: every tensor, pipeline and
+    /// How to split a model over a system's devices: for inference, every tensor, pipeline and
     /// expert parallel layout (and context parallel, for prefill), ranked by time per step and
-    /// tokens per second per device.
+    /// tokens per second per device; for training (`--stage train`), every layout, micro-batch,
+    /// recomputation, ZeRO stage and schedule that fits, ranked by step time.
     Plan(PlanArgs),
     /// One training step on many devices: the roofline bound beside an estimate at published
     /// efficiencies, memory per GPU, pipeline stages and the MFU waterfall (`--plot`).

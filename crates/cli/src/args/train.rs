@@ -83,7 +83,7 @@ impl From<OptimizerArg> for Optimizer {
 }
 
 /// `--efficiency matmul=0.74,network=0.8,memory=1`: the shares that replace the published
-/// estimate's, each in (0, 1]; a share not named keeps the published value.
+/// estimate's, each in [0.01, 1]; a share not named keeps the published value (named twice: refused).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct EfficiencyOverride {
     /// η_matmul.
@@ -116,9 +116,9 @@ pub fn parse_efficiency(s: &str) -> Result<EfficiencyOverride, String> {
             .trim()
             .parse()
             .map_err(|_| format!("`{part}`: the share is not a number"))?;
-        if !(v > 0.0 && v <= 1.0) {
+        if !(roofline_core::train::efficiency::MIN_SHARE..=1.0).contains(&v) {
             return Err(format!(
-                "`{part}`: a share is in (0, 1] (0.74 is 74 % of the roof)"
+                "`{part}`: a share is in [0.01, 1] (0.74 is 74 % of the roof)"
             ));
         }
         let slot = match key.trim() {
@@ -131,6 +131,12 @@ pub fn parse_efficiency(s: &str) -> Result<EfficiencyOverride, String> {
                 ))
             }
         };
+        if slot.is_some() {
+            return Err(format!(
+                "`{}` is named twice: give each share once",
+                key.trim()
+            ));
+        }
         *slot = Some(v);
     }
     Ok(e)
@@ -190,7 +196,7 @@ pub struct TrainLayoutArgs {
     #[arg(long)]
     pub blocking_p2p: bool,
     /// The estimate's shares of the roofs, replacing the published ones
-    /// (`matmul=0.74,network=0.8,memory=1`; each in (0, 1]).
+    /// (`matmul=0.74,network=0.8,memory=1`; each in [0.01, 1]).
     #[arg(long, value_parser = parse_efficiency)]
     pub efficiency: Option<EfficiencyOverride>,
 }

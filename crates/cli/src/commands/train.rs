@@ -11,7 +11,7 @@ use roofline_core::model::Transformer;
 use roofline_core::precision::Precision;
 use roofline_core::train::data_parallel::DataParallelError;
 use roofline_core::train::efficiency::SOURCE;
-use roofline_core::train::memory::{largest_micro_batch, TrainingMemoryError, TrainingSetup};
+use roofline_core::train::memory::TrainingMemoryError;
 use roofline_core::train::micro_batch::MicroBatchError;
 use roofline_core::train::pipeline::PipelineError;
 use roofline_core::train::{predict, Efficiency, StepError, TrainingJob, TrainingPrediction};
@@ -110,7 +110,7 @@ fn step_error(e: StepError, job: &TrainingJob, flags: &Flags<'_>, system: &Syste
         },
         StepError::Efficiency(e) => bad(
             format!("`--efficiency`: {e}"),
-            "give each share in (0, 1]: --efficiency matmul=0.74,network=0.8,memory=1".into(),
+            "give each share in [0.01, 1]: --efficiency matmul=0.74,network=0.8,memory=1".into(),
         ),
         StepError::MicroBatch(MicroBatchError::Parallel(e)) => parallel_error(e, flags, system),
         StepError::MicroBatch(MicroBatchError::Device(d)) => bad(
@@ -203,28 +203,7 @@ pub(crate) fn predict_both(
         .map_err(|e| step_error(e, job, &flags, &system))?;
     let largest = match (bound.memory.fits(), bound.memory.capacity) {
         (Some(false), Some(capacity)) => {
-            let per = u64::from(job.data_parallel).saturating_mul(u64::from(job.layout.ep.max(1)));
-            let setup = TrainingSetup {
-                layout: job.layout,
-                data_parallel: job.data_parallel.saturating_mul(job.layout.cp.max(1)),
-                zero: job.zero,
-                state: job.state,
-                micro_batch: job.micro_batch,
-                seq_len: job.seq_len,
-                micro_batches: bound.micro_batches,
-                interleave: job.virtual_stages(),
-                recompute: job.recompute,
-                flash_attention: job.flash_attention,
-            };
-            largest_micro_batch(
-                &model,
-                &setup,
-                capacity,
-                job.reserve,
-                job.global_batch / per.max(1),
-            )
-            .ok()
-            .flatten()
+            job.largest_micro_batch(&model, capacity, bound.micro_batches)
         }
         _ => None,
     };
@@ -267,7 +246,18 @@ fn check_html(path: &Path, force: bool) -> Result<(), CliError> {
     check_output(path, force, "--html", "train.html")
 }
 
+/// The most tokens `--tokens` takes: 10^18 (a million times the largest published runs).
+const MAX_TOKENS: f64 = 1e18;
+
 pub fn run(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if let Some(t) = a.tokens {
+        if t > MAX_TOKENS {
+            return Err(CliError::bad_input(
+                format!("`--tokens {t:e}` is beyond the {MAX_TOKENS:e} tokens accepted"),
+                Some("give the tokens to train, e.g. --tokens 15T or --tokens 3e11".into()),
+            ));
+        }
+    }
     let plot = a
         .plot
         .as_deref()
@@ -299,6 +289,22 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
         &job,
         efficiency,
     )?;
+    if let Some(t) = a.measured_step {
+        let bound = p.bound.step_time.get();
+        if t < bound {
+            return Err(CliError::bad_input(
+                format!(
+                    "`--measured-step {t} s` is shorter than the roofline bound of {bound:.4} s: \
+                     no step of this job can be that fast"
+                ),
+                Some(
+                    "check the measured step and that the flags describe the run measured \
+                     (devices, batch, sequence length, layout)"
+                        .into(),
+                ),
+            ));
+        }
+    }
     let measured = a
         .measured_step
         .map(|t| p.estimate.waterfall.measured(Seconds(t)));
@@ -423,6 +429,23 @@ pub(crate) fn check_mfu_waterfall(a: &crate::args::MfuArgs) -> Result<(), CliErr
             ),
         ));
     }
+    let needed = a
+        .train
+        .layout()
+        .devices()
+        .saturating_mul(u64::from(a.train.dp.unwrap_or(1)));
+    if needed > a.devices {
+        return Err(CliError::bad_input(
+            format!(
+                "`--devices`: the layout needs {needed} devices, --devices gives {}",
+                a.devices
+            ),
+            Some(format!(
+                "give --devices {needed} (the devices the measured step ran on; mfu divides by \
+                 them), or lower --tp, --pp or --dp"
+            )),
+        ));
+    }
     Ok(())
 }
 
@@ -474,6 +497,16 @@ pub(crate) fn mfu_waterfall(
         )
     })?;
     let p = predict_both(model, (None, Some(devices), hardware, ""), &job, efficiency)?;
+    if step < p.bound.step_time.get() {
+        writeln!(
+            out,
+            "\nno predicted waterfall: the step time of {step} s is shorter than this layout's \
+             roofline bound of {:.4} s, so it cannot be the layout's step",
+            p.bound.step_time.get()
+        )
+        .map_err(roofline_report::WriteError::from)?;
+        return Ok(());
+    }
     let measured = p.estimate.waterfall.measured(Seconds(step));
     let report = TrainReport {
         model: &p.model,

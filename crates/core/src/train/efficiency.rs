@@ -23,11 +23,15 @@ pub const A100_MATMUL_MEASURED: f64 = 230e12;
 pub const A100_MATMUL_PEAK: f64 = 312e12;
 
 /// Where the default shares come from.
-pub const SOURCE: &str = "matmul: 230 of 312 TFLOP/s, large fp16 torch.matmul on an A100 SXM4 \
+pub const SOURCE: &str = "shares measured on A100s, applied to every chip: matmul: 230 of 312 TFLOP/s, large fp16 torch.matmul on an A100 SXM4 \
 (github.com/mli/transformers-benchmarks micro_bench); network: nccl-tests bus bandwidth over \
 the link (8×A100 240 of 300 GB/s); memory: none applied (kernels at the bandwidth roof)";
 
-/// The shares of the roofs an estimate assumes, each in (0, 1].
+/// The smallest share an estimate takes: 1 % of a roof (below it a step would be priced at a
+/// hundred times its bound, no longer an estimate of a working kernel).
+pub const MIN_SHARE: f64 = 0.01;
+
+/// The shares of the roofs an estimate assumes, each in [[`MIN_SHARE`], 1].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Efficiency {
     /// η_matmul: the share of the matrix units' peak a GEMM or attention kernel reaches.
@@ -51,8 +55,8 @@ impl fmt::Display for EfficiencyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "efficiency {} = {} is not a share in (0, 1]",
-            self.field, self.value
+            "efficiency {} = {} is not a share in [{}, 1]",
+            self.field, self.value, MIN_SHARE
         )
     }
 }
@@ -84,17 +88,17 @@ impl Efficiency {
         *self == Self::BOUND
     }
 
-    /// Checks that each share is in (0, 1].
+    /// Checks that each share is in [[`MIN_SHARE`], 1].
     ///
     /// # Errors
-    /// The first share outside (0, 1], or not finite.
+    /// The first share outside [[`MIN_SHARE`], 1], or not finite.
     pub fn validate(&self) -> Result<(), EfficiencyError> {
         for (field, value) in [
             ("matmul", self.matmul),
             ("memory", self.memory),
             ("network", self.network),
         ] {
-            if !(value > 0.0 && value <= 1.0) {
+            if !((MIN_SHARE..=1.0).contains(&value)) {
                 return Err(EfficiencyError { field, value });
             }
         }
@@ -123,7 +127,7 @@ mod tests {
 
     #[test]
     fn shares_outside_the_unit_interval_are_refused() {
-        for bad in [0.0, -0.5, 1.5, f64::NAN] {
+        for bad in [0.0, -0.5, 1.5, f64::NAN, 1e-300, 0.009] {
             let e = Efficiency {
                 memory: bad,
                 ..Efficiency::BOUND

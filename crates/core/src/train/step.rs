@@ -178,6 +178,45 @@ impl TrainingJob {
         Ok(self.global_batch / per_micro_batch)
     }
 
+    /// The memory model's setup of this job with `micro_batches` = m: the model states
+    /// sharded over the d·c data-parallel ranks (Megatron-LM shards over both), v chunks.
+    pub fn memory_setup(&self, micro_batches: u64) -> TrainingSetup {
+        TrainingSetup {
+            layout: self.layout,
+            data_parallel: self.data_parallel.saturating_mul(self.layout.cp.max(1)),
+            zero: self.zero,
+            state: self.state,
+            micro_batch: self.micro_batch,
+            seq_len: self.seq_len,
+            micro_batches,
+            interleave: self.virtual_stages(),
+            recompute: self.recompute,
+            flash_attention: self.flash_attention,
+        }
+    }
+
+    /// The largest micro-batch b with which this job fits a device of `capacity`, keeping the
+    /// micro-batches per step at `micro_batches` and b at most the sequences a replica takes
+    /// a step (B_global / (d · e)); `None` when b = 1 does not fit
+    /// ([`super::memory::largest_micro_batch`]).
+    pub fn largest_micro_batch(
+        &self,
+        model: &Transformer,
+        capacity: Bytes,
+        micro_batches: u64,
+    ) -> Option<u64> {
+        let per = u64::from(self.data_parallel).saturating_mul(u64::from(self.layout.ep.max(1)));
+        super::memory::largest_micro_batch(
+            model,
+            &self.memory_setup(micro_batches),
+            capacity,
+            self.reserve,
+            self.global_batch / per.max(1),
+        )
+        .ok()
+        .flatten()
+    }
+
     /// The micro-batch shape of this job.
     pub fn shape(&self) -> MicroBatchShape {
         MicroBatchShape {
@@ -371,18 +410,7 @@ pub fn predict_with(
             available: system.devices(),
         });
     }
-    let setup = TrainingSetup {
-        layout: job.layout,
-        data_parallel: job.data_parallel.saturating_mul(job.layout.cp.max(1)),
-        zero: job.zero,
-        state: job.state,
-        micro_batch: job.micro_batch,
-        seq_len: job.seq_len,
-        micro_batches: m,
-        interleave: job.virtual_stages(),
-        recompute: job.recompute,
-        flash_attention: job.flash_attention,
-    };
+    let setup = job.memory_setup(m);
     let memory = training_memory(model, &setup, system.chip.capacity(), job.reserve)
         .map_err(StepError::Memory)?;
     assemble(model, system, job, efficiency, mb, memory, m)
