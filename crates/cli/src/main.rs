@@ -70,9 +70,11 @@ fn usage_error(e: &clap::Error, command: &str) -> ExitCode {
     let text = e.render().to_string();
     let mut err = std::io::stderr().lock();
     for line in text.lines() {
-        // The first is replaced by the hint below; the second reads a mistyped flag as a
-        // value, which for most commands would be the model.
+        // The first is replaced by the hint below; blank lines would part the `error:` line
+        // from its `hint:`; the last reads a mistyped flag as a value, which for most commands
+        // would be the model.
         if line.starts_with("For more information, try")
+            || line.trim().is_empty()
             || (line.trim_start().starts_with("tip: to pass '") && line.contains("as a value"))
         {
             continue;
