@@ -851,6 +851,19 @@ impl TransformerBuilder {
         self.head_dim = Some(head_dim);
         self
     }
+    /// The GPT of Megatron-LM (Shoeybi et al. 2019; the models of Narayanan et al. 2021 and
+    /// Korthikanti et al. 2022): LayerNorm, a two-matrix GeLU MLP, biases on every linear, the
+    /// embedding tied to lm_head, and a learned table of `positions` position embeddings.
+    pub fn megatron_gpt(self, positions: u64) -> Self {
+        self.norm(NormKind::LayerNorm)
+            .mlp(MlpKind::Plain)
+            .activation(Activation::Gelu)
+            .qkv_bias(true)
+            .o_bias(true)
+            .mlp_bias(true)
+            .tie_embeddings(true)
+            .positions(Positions::Learned { rows: positions })
+    }
     /// Whether lm_head shares the embedding matrix (`tie_word_embeddings`).
     pub fn tie_embeddings(mut self, tie: bool) -> Self {
         self.model.tie_embeddings = tie;
@@ -1133,5 +1146,25 @@ pub(crate) mod tests {
         assert_eq!(e.field, "num_key_value_heads");
         m.kv_heads = 0;
         assert_eq!(m.validate().unwrap_err().field, "num_key_value_heads");
+    }
+}
+
+#[cfg(test)]
+mod megatron_gpt_tests {
+    use super::*;
+
+    #[test]
+    fn megatron_gpt_has_megatrons_eq_2_parameters_and_its_final_norm() -> Result<(), ModelError> {
+        // Narayanan et al. 2021, eq. 2: P = 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h)) for
+        // GPT-3 175B (l 96, h 12288, V 51200, s 2048): 12·l·h² + 13·l·h + (V + s)·h; the final
+        // LayerNorm's 2h is outside the formula.
+        let (l, h, v, s) = (96u64, 12288u64, 51200u64, 2048u64);
+        let m = Transformer::builder(h, l, 96, 4 * h, v)
+            .megatron_gpt(s)
+            .build()?;
+        let eq2 = 12 * l * h * h + 13 * l * h + (v + s) * h;
+        assert_eq!(m.parameters(), eq2 + 2 * h);
+        assert!(m.tie_embeddings && m.norm == NormKind::LayerNorm);
+        Ok(())
     }
 }

@@ -13,7 +13,7 @@
 //!   data-parallel ranks, K = 12, for the baseline and ZeRO-1/2/3 (ZeRO's 2 + 2 + 12 bytes).
 
 use roofline_core::memory::Reserve;
-use roofline_core::model::{Activation, MlpKind, NormKind, Positions, Transformer};
+use roofline_core::model::Transformer;
 use roofline_core::parallel::Layout;
 use roofline_core::train::memory::{
     device_parameters, model_states, training_memory, Recompute, StateBytes, TrainingSetup,
@@ -85,14 +85,7 @@ fn gpt(shape: &Row, seq: u64) -> Transformer {
         num(shape, "vocab"),
     )
     .name(field(shape, "model"))
-    .norm(NormKind::LayerNorm)
-    .mlp(MlpKind::Plain)
-    .activation(Activation::Gelu)
-    .qkv_bias(true)
-    .o_bias(true)
-    .mlp_bias(true)
-    .tie_embeddings(true)
-    .positions(Positions::Learned { rows: seq })
+    .megatron_gpt(seq)
     .build()
     .expect("a GPT of Table 5")
 }

@@ -11,7 +11,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use roofline_core::comm::System;
-use roofline_core::model::{Activation, MlpKind, NormKind, Positions, Transformer};
+use roofline_core::model::Transformer;
 use roofline_core::parallel::Layout;
 use roofline_core::train::backward::Recompute;
 use roofline_core::train::pipeline::PipelineSchedule;
@@ -24,14 +24,7 @@ type BenchResult = Result<(), Box<dyn std::error::Error>>;
 
 fn setup() -> Result<(Transformer, System, TrainingJob), Box<dyn std::error::Error>> {
     let model = Transformer::builder(12288, 96, 96, 49152, 51200)
-        .norm(NormKind::LayerNorm)
-        .mlp(MlpKind::Plain)
-        .activation(Activation::Gelu)
-        .qkv_bias(true)
-        .o_bias(true)
-        .mlp_bias(true)
-        .tie_embeddings(true)
-        .positions(Positions::Learned { rows: 2048 })
+        .megatron_gpt(2048)
         .build()?;
     let system = System::of_chip(&find_device("a100-sxm-80gb")?, 64)?;
     let layout = Layout {

@@ -18,7 +18,7 @@
 //! comes back within 15 %, so that the list stays true).
 
 use roofline_core::comm::System;
-use roofline_core::model::{Activation, MlpKind, NormKind, Positions, Transformer};
+use roofline_core::model::Transformer;
 use roofline_core::parallel::Layout;
 use roofline_core::train::backward::Recompute;
 use roofline_core::train::pipeline::PipelineSchedule;
@@ -93,14 +93,7 @@ fn gpt(r: &Row) -> TestResult<Transformer> {
         num(r, "vocab")?,
     )
     .name(field(r, "model"))
-    .norm(NormKind::LayerNorm)
-    .mlp(MlpKind::Plain)
-    .activation(Activation::Gelu)
-    .qkv_bias(true)
-    .o_bias(true)
-    .mlp_bias(true)
-    .tie_embeddings(true)
-    .positions(Positions::Learned { rows: seq })
+    .megatron_gpt(seq)
     .build()?)
 }
 

@@ -33,12 +33,28 @@ pub struct TrainReport<'a> {
     pub largest_micro_batch: Option<u64>,
 }
 
-/// Seconds to train `tokens` tokens at `p`'s tokens per second.
-pub fn time_to_train(p: &TrainingPrediction, tokens: f64) -> f64 {
-    if p.tokens_per_s > 0.0 {
-        tokens / p.tokens_per_s
-    } else {
-        f64::INFINITY
+/// The waterfall picture of `r`: the estimate's waterfall (restated against the measured step
+/// when there is one), titled with the model and the devices, subtitled with the step its
+/// shares are of and the bound's MFU.
+pub fn waterfall_chart(r: &TrainReport<'_>) -> crate::plot::waterfall::WaterfallChart {
+    let (waterfall, which) = match r.measured {
+        Some(m) => (m.clone(), "estimate against the measured step"),
+        None => (
+            r.estimate.waterfall.clone(),
+            "estimate at published efficiencies",
+        ),
+    };
+    crate::plot::waterfall::WaterfallChart {
+        title: format!(
+            "MFU waterfall · {} on {} × {}",
+            r.model.name, r.bound.devices, r.system.chip.id
+        ),
+        subtitle: format!(
+            "{which}; shares of a {:.4} s step (roofline bound: MFU {:.1} %)",
+            waterfall.step.get(),
+            r.bound.mfu * 100.0
+        ),
+        waterfall,
     }
 }
 
@@ -191,7 +207,7 @@ fn write_table(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteErro
     if let Some(tokens) = r.tokens {
         row(
             format!("time to train {} tokens", crate::units::human(tokens, "")),
-            both(&|p| human_duration(time_to_train(p, tokens))),
+            both(&|p| human_duration(p.time_to_train(tokens))),
         );
     }
     row("MFU".into(), both(&|p| percent(p.mfu, 1)));
@@ -210,14 +226,7 @@ fn write_table(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteErro
     );
     row(
         "bubble (share of the makespan)".into(),
-        both(&|p| {
-            let share = if p.makespan.get() > 0.0 {
-                p.bubble.get() / p.makespan.get()
-            } else {
-                0.0
-            };
-            percent(share, 1)
-        }),
+        both(&|p| percent(p.bubble_share(), 1)),
     );
     row(
         "micro-batches".into(),
@@ -468,8 +477,8 @@ fn write_csv(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteError>
         rows.push((
             "step",
             "time_to_train_s".into(),
-            num(time_to_train(b, tokens)),
-            num(time_to_train(e, tokens)),
+            num(b.time_to_train(tokens)),
+            num(e.time_to_train(tokens)),
             String::new(),
         ));
     }

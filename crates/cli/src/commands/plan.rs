@@ -13,27 +13,11 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if a.stage == PlanStage::Train {
         return super::train_plan::run(a, out);
     }
-    if a.system.is_none() && a.devices.is_none() {
-        return Err(CliError::bad_input(
-            "`--devices`: plan needs the devices to split the model over",
-            Some("give --system NAME (`roofline hardware list --systems`) or --devices N".into()),
-        ));
-    }
+    require_devices(a)?;
     let model = load_model(&a.model)?;
-    let flags = Flags {
-        system: a.system.as_deref(),
-        devices: a.devices,
-        hardware: &a.hardware,
-        hardware_default: "h100-sxm",
-        takes_devices: true,
-        layout: "--devices",
-    };
+    let flags = flags(a);
     let system = system_of(&flags, 1)?;
-    let precisions = Precisions::new(
-        a.weight_precision.unwrap_or(a.precision),
-        a.precision,
-        a.kv_precision.unwrap_or(a.precision),
-    );
+    let precisions = precisions(a);
     let stage = match a.stage {
         PlanStage::Prefill => Stage::Prefill,
         // (train returned above)
@@ -53,4 +37,37 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     write_plan(&report, a.format.format.into(), out)?;
     Ok(())
+}
+
+/// Refuses a plan without the devices to split over (neither --system nor --devices).
+pub(super) fn require_devices(a: &PlanArgs) -> Result<(), CliError> {
+    if a.system.is_none() && a.devices.is_none() {
+        return Err(CliError::bad_input(
+            "`--devices`: plan needs the devices to split the model over",
+            Some("give --system NAME (`roofline hardware list --systems`) or --devices N".into()),
+        ));
+    }
+    Ok(())
+}
+
+/// The system flags of a plan: --system, or --hardware (h100-sxm) with --devices.
+pub(super) fn flags(a: &PlanArgs) -> Flags<'_> {
+    Flags {
+        system: a.system.as_deref(),
+        devices: a.devices,
+        hardware: &a.hardware,
+        hardware_default: "h100-sxm",
+        takes_devices: true,
+        layout: "--devices",
+    }
+}
+
+/// The number formats of a plan: --precision, with --weight-precision and --kv-precision
+/// where given.
+pub(super) fn precisions(a: &PlanArgs) -> Precisions {
+    Precisions::new(
+        a.weight_precision.unwrap_or(a.precision),
+        a.precision,
+        a.kv_precision.unwrap_or(a.precision),
+    )
 }

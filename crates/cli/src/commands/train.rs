@@ -19,9 +19,9 @@ use roofline_core::units::Seconds;
 use roofline_core::workload::Precisions;
 use roofline_inputs::config::load_model;
 use roofline_report::html::{render_train_html, TrainHtmlReport};
-use roofline_report::plot::waterfall::{render_waterfall, render_waterfall_svg, WaterfallChart};
+use roofline_report::plot::waterfall::{render_waterfall, render_waterfall_svg};
 use roofline_report::plot::PlotFormat;
-use roofline_report::train::{write_train, TrainReport};
+use roofline_report::train::{waterfall_chart, write_train, TrainReport};
 use std::io::Write;
 use std::path::Path;
 
@@ -308,33 +308,6 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let measured = a
         .measured_step
         .map(|t| p.estimate.waterfall.measured(Seconds(t)));
-    if let Some((path, format)) = plot {
-        let (waterfall, which) = match &measured {
-            Some(m) => (m.clone(), "estimate against the measured step"),
-            None => (
-                p.estimate.waterfall.clone(),
-                "estimate at published efficiencies",
-            ),
-        };
-        let chart = WaterfallChart {
-            title: format!(
-                "MFU waterfall · {} on {} × {}",
-                p.model.name, p.bound.devices, p.system.chip.id
-            ),
-            subtitle: format!(
-                "{which}; shares of a {:.4} s step (roofline bound: MFU {:.1} %)",
-                waterfall.step.get(),
-                p.bound.mfu * 100.0
-            ),
-            waterfall,
-        };
-        let bytes = render_waterfall(&chart, format).map_err(|e| CliError {
-            kind: Kind::Internal,
-            message: e.to_string(),
-            hint: None,
-        })?;
-        write_output(path, a.force, &bytes)?;
-    }
     let report = TrainReport {
         model: &p.model,
         system: &p.system,
@@ -345,35 +318,19 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
         measured: measured.as_ref(),
         largest_micro_batch: p.largest_micro_batch,
     };
+    let internal = |message: String| CliError {
+        kind: Kind::Internal,
+        message,
+        hint: None,
+    };
+    if let Some((path, format)) = plot {
+        let bytes = render_waterfall(&waterfall_chart(&report), format)
+            .map_err(|e| internal(e.to_string()))?;
+        write_output(path, a.force, &bytes)?;
+    }
     if let Some(path) = a.html.as_deref() {
-        let chart = WaterfallChart {
-            title: format!(
-                "MFU waterfall · {} on {} × {}",
-                p.model.name, p.bound.devices, p.system.chip.id
-            ),
-            subtitle: format!(
-                "{}; shares of a {:.4} s step (roofline bound: MFU {:.1} %)",
-                if measured.is_some() {
-                    "estimate against the measured step"
-                } else {
-                    "estimate at published efficiencies"
-                },
-                measured
-                    .as_ref()
-                    .map_or(p.estimate.step_time, |m| m.step)
-                    .get(),
-                p.bound.mfu * 100.0
-            ),
-            waterfall: measured
-                .clone()
-                .unwrap_or_else(|| p.estimate.waterfall.clone()),
-        };
-        let internal = |message: String| CliError {
-            kind: Kind::Internal,
-            message,
-            hint: None,
-        };
-        let svg = render_waterfall_svg(&chart).map_err(|e| internal(e.to_string()))?;
+        let svg =
+            render_waterfall_svg(&waterfall_chart(&report)).map_err(|e| internal(e.to_string()))?;
         let page = render_train_html(&TrainHtmlReport {
             report,
             svg: &svg,

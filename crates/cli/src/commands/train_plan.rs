@@ -1,11 +1,10 @@
 //! `roofline plan --stage train`: the training plan search.
 
-use super::analyze_parallel::{system_of, Flags};
+use super::analyze_parallel::system_of;
 use crate::args::{PlanArgs, PlanPolicies};
 use crate::error::CliError;
 use roofline_core::train::plan::TrainingPlanError;
 use roofline_core::train::{search_training, TrainingPlanOptions};
-use roofline_core::workload::Precisions;
 use roofline_inputs::config::load_model;
 use roofline_report::train_plan::{write_train_plan, TrainPlanReport};
 use std::io::Write;
@@ -20,12 +19,7 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
             Some("give --global-batch B, e.g. --global-batch 1536".into()),
         ));
     };
-    if a.system.is_none() && a.devices.is_none() {
-        return Err(CliError::bad_input(
-            "`--devices`: plan needs the devices to split the model over",
-            Some("give --system NAME (`roofline hardware list --systems`) or --devices N".into()),
-        ));
-    }
+    super::plan::require_devices(a)?;
     if a.seq_len == 0 {
         return Err(CliError::bad_input(
             "`--seq-len` must be at least 1",
@@ -33,22 +27,11 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ));
     }
     let model = load_model(&a.model)?;
-    let flags = Flags {
-        system: a.system.as_deref(),
-        devices: a.devices,
-        hardware: &a.hardware,
-        hardware_default: "h100-sxm",
-        takes_devices: true,
-        layout: "--devices",
-    };
+    let flags = super::plan::flags(a);
     let system = system_of(&flags, 1)?;
     let options = TrainingPlanOptions {
         top: a.top as usize,
-        precisions: Precisions::new(
-            a.weight_precision.unwrap_or(a.precision),
-            a.precision,
-            a.kv_precision.unwrap_or(a.precision),
-        ),
+        precisions: super::plan::precisions(a),
         flash_attention: a.flash_attention,
         reserve: a.reserve.memory_reserve,
         ..match a.policies {

@@ -216,18 +216,7 @@ fn add_stage_boundaries(
     }
     let bytes = Bytes(elements * a.bytes());
     let across_nodes = layout.devices() > u64::from(system.gpus_per_node);
-    let group = Group {
-        ranks: 2,
-        ranks_per_node: if across_nodes { 1 } else { 2 },
-    };
-    let cost = collective_cost(
-        Collective::SendRecv,
-        bytes,
-        group,
-        &system.fabric,
-        AlgorithmChoice::Auto,
-    )
-    .map_err(ParallelError::Collective)?;
+    let cost = stage_send_cost(bytes, across_nodes, system).map_err(ParallelError::Collective)?;
     let x = graph.tensor_bytes("stage_activations", bytes, a, TensorRole::Activation);
     graph.node(
         "pipeline.send_recv",
@@ -240,6 +229,30 @@ fn add_stage_boundaries(
         &[x],
     );
     Ok(())
+}
+
+/// One send of `bytes` from a pipeline stage to the next: a send/recv between two ranks, in
+/// different nodes (over the scale-out network) when `across_nodes`, else in one, priced on
+/// `system`'s fabric by the fastest algorithm.
+///
+/// # Errors
+/// The fabric lacks the link, or the bytes are out of range ([`collective_cost`]).
+pub(crate) fn stage_send_cost(
+    bytes: Bytes,
+    across_nodes: bool,
+    system: &System,
+) -> Result<crate::comm::collective::CollectiveCost, crate::comm::collective::CollectiveError> {
+    let group = Group {
+        ranks: 2,
+        ranks_per_node: if across_nodes { 1 } else { 2 },
+    };
+    collective_cost(
+        Collective::SendRecv,
+        bytes,
+        group,
+        &system.fabric,
+        AlgorithmChoice::Auto,
+    )
 }
 
 /// The weight bytes of `graph` a device holding `blocks` blocks keeps: each weight tensor once

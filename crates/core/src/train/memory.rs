@@ -609,7 +609,6 @@ pub fn largest_micro_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Activation, MlpKind};
 
     /// A GPT block as Korthikanti's models: LayerNorm, GeLU 4h MLP, biases, learned positions,
     /// tied embedding.
@@ -621,14 +620,7 @@ mod tests {
         seq: u64,
     ) -> Result<Transformer, crate::model::ModelError> {
         Transformer::builder(hidden, layers, heads, 4 * hidden, vocab)
-            .norm(NormKind::LayerNorm)
-            .mlp(MlpKind::Plain)
-            .activation(Activation::Gelu)
-            .qkv_bias(true)
-            .o_bias(true)
-            .mlp_bias(true)
-            .tie_embeddings(true)
-            .positions(Positions::Learned { rows: seq })
+            .megatron_gpt(seq)
             .build()
     }
 

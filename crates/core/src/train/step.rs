@@ -39,8 +39,7 @@ use super::micro_batch::{micro_batch, stage_sums, MicroBatch, MicroBatchShape, S
 use super::optimizer::{Optimizer, OptimizerStep};
 use super::pipeline::{simulate, PipelineSchedule, StageTimes, Timeline};
 use super::waterfall::{Reason, Waterfall};
-use crate::comm::collective::{collective_cost, AlgorithmChoice, Collective};
-use crate::comm::{Group, System};
+use crate::comm::System;
 use crate::memory::Reserve;
 use crate::model::Transformer;
 use crate::parallel::Layout;
@@ -361,6 +360,29 @@ pub struct TrainingPrediction {
     pub memory: TrainingMemory,
     /// The MFU waterfall of the step.
     pub waterfall: Waterfall,
+}
+
+impl TrainingPrediction {
+    /// Seconds to train `tokens` tokens at [`Self::tokens_per_s`]: tokens / (B_global · s / T);
+    /// infinite when nothing is trained.
+    pub fn time_to_train(&self, tokens: f64) -> f64 {
+        if self.tokens_per_s > 0.0 {
+            tokens / self.tokens_per_s
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The bubble as a share of the makespan, 0 to 1: (p − 1)/(m + p − 1) for 1F1B over equal
+    /// stages (where [`Self::bubble_fraction`], Megatron's share of the ideal time, is
+    /// (p − 1)/m and exceeds 1 when m < p − 1); 0 for an empty makespan.
+    pub fn bubble_share(&self) -> f64 {
+        if self.makespan.get() > 0.0 {
+            self.bubble.get() / self.makespan.get()
+        } else {
+            0.0
+        }
+    }
 }
 
 /// Predicts one step of `job` training `model` on `system` at `efficiency` (the roofline
@@ -779,8 +801,9 @@ fn per_block(
 }
 
 /// One send of a micro-batch's activations between consecutive stages: b·s·h elements (÷ t
-/// with sequence parallelism or across nodes, ÷ c with context parallelism), over the scale-out network when
-/// consecutive stages sit a node or more apart (module docs), at `efficiency`'s network share.
+/// with sequence parallelism or across nodes, ÷ c with context parallelism), over the
+/// scale-out network when consecutive stages sit a node or more apart (module docs), at
+/// `efficiency`'s network share.
 pub(crate) fn stage_send(
     model: &Transformer,
     system: &System,
@@ -803,18 +826,8 @@ pub(crate) fn stage_send(
         elements /= f64::from(layout.tp);
     }
     let bytes = Bytes(elements * job.precisions.act.bytes());
-    let group = Group {
-        ranks: 2,
-        ranks_per_node: if across { 1 } else { 2 },
-    };
-    let cost = collective_cost(
-        Collective::SendRecv,
-        bytes,
-        group,
-        &system.fabric,
-        AlgorithmChoice::Auto,
-    )
-    .map_err(StepError::Collective)?;
+    let cost = crate::parallel::analysis::stage_send_cost(bytes, across, system)
+        .map_err(StepError::Collective)?;
     Ok(Seconds(
         cost.latency.get() + cost.transfer.get() / efficiency.network,
     ))

@@ -93,6 +93,9 @@ fn one_device_step_is_the_micro_batches_in_series_plus_the_update() -> TestResul
     let s = &p.stages[0];
     let serial = 4.0 * (s.forward + s.backward + s.weight).get() + s.optimizer.get();
     assert!((p.step_time.get() - serial).abs() < 1e-12 * serial);
+    // 8 sequences of 16 tokens a step: a billion tokens take 10⁹ / 128 steps of T.
+    let t = p.time_to_train(1e9);
+    assert!((t - 1e9 / 128.0 * p.step_time.get()).abs() < 1e-9 * t);
     assert_eq!(p.waterfall.share(Reason::PipelineBubble), 0.0);
     // AdamW over 144,192 parameters (2 blocks of 4·d² + 3·d·f + 2·d, embedding and lm_head
     // V·d each, the final norm d), with fp32 gradients: it reads 4 + 4 + 8 bytes and writes
@@ -141,6 +144,12 @@ fn a_pipeline_of_equal_stages_has_the_one_f_one_b_bubble() -> TestResult {
         p.bubble_fraction
     );
     assert!(p.waterfall.share(Reason::PipelineBubble) > 0.0);
+    // As a share of the makespan: (p − 1)/(m + p − 1) = 3/11.
+    assert!(
+        (p.bubble_share() - 3.0 / 11.0).abs() < 0.03,
+        "{}",
+        p.bubble_share()
+    );
     // Stage i holds p − i micro-batches at its peak; each block keeps s·b·h·34 bytes
     // (Korthikanti Table 2 without tensor parallelism; FlashAttention keeps no scores):
     // 16·1·256·34 = 139,264, two blocks a stage.

@@ -325,7 +325,7 @@ impl TrainPredictionDoc {
             efficiency: EfficiencyDoc::of(&p.efficiency),
             step_time_s: p.step_time.get(),
             tokens_per_s: p.tokens_per_s,
-            time_to_train_s: tokens.map(|t| crate::train::time_to_train(p, t)),
+            time_to_train_s: tokens.map(|t| p.time_to_train(t)),
             model_flops: p.model_flops.get(),
             hardware_flops: p.hardware_flops.get(),
             peak_flops_per_s: p.peak.get(),
