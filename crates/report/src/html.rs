@@ -79,6 +79,44 @@ fn fill(template: &str, values: &[(&str, String)]) -> String {
     out
 }
 
+/// The parts of a report page, each already HTML (the title and subtitle as text): what
+/// [`TEMPLATE`]'s placeholders take.
+struct Page<'a> {
+    title: &'a str,
+    subtitle: &'a str,
+    version: &'a str,
+    settings: String,
+    chip_heading: &'static str,
+    chip: String,
+    plot_heading: &'static str,
+    plot_note: &'static str,
+    plot: &'a str,
+    stages: String,
+    derivations_section: String,
+}
+
+impl Page<'_> {
+    /// The page, [`TEMPLATE`] filled.
+    fn render(self) -> String {
+        fill(
+            TEMPLATE,
+            &[
+                ("title", esc(self.title)),
+                ("subtitle", esc(self.subtitle)),
+                ("version", esc(self.version)),
+                ("settings", self.settings),
+                ("chip_heading", self.chip_heading.into()),
+                ("chip", self.chip),
+                ("plot_heading", self.plot_heading.into()),
+                ("plot_note", self.plot_note.into()),
+                ("plot", self.plot.to_string()),
+                ("stages", self.stages),
+                ("derivations_section", self.derivations_section),
+            ],
+        )
+    }
+}
+
 fn kv_table(rows: &[(String, String)]) -> String {
     let mut h = String::from("<table class=\"kv\"><tbody>\n");
     for (k, v) in rows {
@@ -320,22 +358,20 @@ pub fn render_html(r: &HtmlReport<'_>) -> String {
             ),
         ],
     );
-    fill(
-        TEMPLATE,
-        &[
-            ("title", esc(&title)),
-            ("subtitle", esc(&subtitle)),
-            ("version", esc(r.version)),
-            ("settings", settings(a)),
-            ("chip_heading", "Chip".into()),
-            ("chip", chip(a)),
-            ("plot_heading", "Roofline".into()),
-            ("plot_note", PLOT_NOTE.into()),
-            ("plot", svg.to_string()),
-            ("stages", stage_html),
-            ("derivations_section", derivations_section),
-        ],
-    )
+    Page {
+        title: &title,
+        subtitle: &subtitle,
+        version: r.version,
+        settings: settings(a),
+        chip_heading: "Chip",
+        chip: chip(a),
+        plot_heading: "Roofline",
+        plot_note: PLOT_NOTE,
+        plot: svg,
+        stages: stage_html,
+        derivations_section,
+    }
+    .render()
 }
 
 /// Everything the HTML report of a parallel step shows (`roofline report … --tp 8`).
@@ -657,22 +693,20 @@ pub fn render_parallel_html(r: &ParallelHtmlReport<'_>) -> String {
         .iter()
         .map(|s| parallel_stage_section(s, a))
         .collect();
-    fill(
-        TEMPLATE,
-        &[
-            ("title", esc(&title)),
-            ("subtitle", esc(&subtitle)),
-            ("version", esc(r.version)),
-            ("settings", parallel_settings(a)),
-            ("chip_heading", "System".into()),
-            ("chip", system_html(a)),
-            ("plot_heading", "Roofline".into()),
-            ("plot_note", PARALLEL_PLOT_NOTE.into()),
-            ("plot", svg.to_string()),
-            ("stages", stage_html),
-            ("derivations_section", PARALLEL_DERIVATIONS.into()),
-        ],
-    )
+    Page {
+        title: &title,
+        subtitle: &subtitle,
+        version: r.version,
+        settings: parallel_settings(a),
+        chip_heading: "System",
+        chip: system_html(a),
+        plot_heading: "Roofline",
+        plot_note: PARALLEL_PLOT_NOTE,
+        plot: svg,
+        stages: stage_html,
+        derivations_section: PARALLEL_DERIVATIONS.into(),
+    }
+    .render()
 }
 
 /// What `roofline report` wrote, for [`write_summary`].
@@ -911,23 +945,18 @@ pub fn render_train_html(r: &TrainHtmlReport<'_>) -> Result<String, crate::Write
         t.system.chip.name,
         t.system.gpus_per_node
     );
-    Ok(fill(
-        TEMPLATE,
-        &[
-            ("title", esc(&title)),
-            ("subtitle", esc(&subtitle)),
-            ("version", esc(r.version)),
-            ("settings", kv_table(&rows)),
-            ("chip_heading", "System".into()),
-            ("chip", format!("<p>{}</p>", esc(&system))),
-            ("plot_heading", "MFU waterfall".into()),
-            ("plot_note", TRAIN_PLOT_NOTE.into()),
-            ("plot", svg_element(r.svg).to_string()),
-            (
-                "stages",
-                format!("<h2>The step</h2>\n<pre>{}</pre>\n", esc(&tables)),
-            ),
-            ("derivations_section", TRAIN_DERIVATIONS.into()),
-        ],
-    ))
+    Ok(Page {
+        title: &title,
+        subtitle: &subtitle,
+        version: r.version,
+        settings: kv_table(&rows),
+        chip_heading: "System",
+        chip: format!("<p>{}</p>", esc(&system)),
+        plot_heading: "MFU waterfall",
+        plot_note: TRAIN_PLOT_NOTE,
+        plot: svg_element(r.svg),
+        stages: format!("<h2>The step</h2>\n<pre>{}</pre>\n", esc(&tables)),
+        derivations_section: TRAIN_DERIVATIONS.into(),
+    }
+    .render())
 }
