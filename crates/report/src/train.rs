@@ -7,6 +7,7 @@ use crate::units::{human_bytes, human_duration, human_flops, human_seconds, perc
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::comm::System;
 use roofline_core::model::Transformer;
+use roofline_core::train::memory::TrainingMemory;
 use roofline_core::train::{Reason, TrainingPrediction, Waterfall};
 use std::io::Write;
 
@@ -249,18 +250,31 @@ fn write_table(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteErro
     Ok(())
 }
 
+/// The memory per GPU, one row a part: its label in the table, its CSV quantity, bytes.
+fn memory_rows(m: &TrainingMemory) -> [(&'static str, &'static str, f64); 7] {
+    [
+        ("weights", "weights_bytes", m.weights.get()),
+        ("gradients", "gradients_bytes", m.gradients.get()),
+        ("optimizer states", "optimizer_bytes", m.optimizer.get()),
+        (
+            "activations (stage 0, at its peak)",
+            "activations_bytes",
+            m.activations.get(),
+        ),
+        (
+            "communication buffers",
+            "communication_bytes",
+            m.communication.get(),
+        ),
+        ("runtime reserve", "reserve_bytes", m.reserve.get()),
+        ("total", "total_bytes", m.total().get()),
+    ]
+}
+
 fn write_memory(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
     let m = &r.bound.memory;
     let mut t = new_table(&["memory per GPU", "bytes"]);
-    for (name, v) in [
-        ("weights", m.weights.get()),
-        ("gradients", m.gradients.get()),
-        ("optimizer states", m.optimizer.get()),
-        ("activations (stage 0, at its peak)", m.activations.get()),
-        ("communication buffers", m.communication.get()),
-        ("runtime reserve", m.reserve.get()),
-        ("total", m.total().get()),
-    ] {
+    for (name, _, v) in memory_rows(m) {
         t.add_row(vec![name.to_string(), human_bytes(v)]);
     }
     t.add_row(vec![
@@ -483,15 +497,7 @@ fn write_csv(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteError>
         ));
     }
     let m = &b.memory;
-    for (q, v) in [
-        ("weights_bytes", m.weights.get()),
-        ("gradients_bytes", m.gradients.get()),
-        ("optimizer_bytes", m.optimizer.get()),
-        ("activations_bytes", m.activations.get()),
-        ("communication_bytes", m.communication.get()),
-        ("reserve_bytes", m.reserve.get()),
-        ("total_bytes", m.total().get()),
-    ] {
+    for (_, q, v) in memory_rows(m) {
         rows.push(("memory", q.into(), num(v), num(v), String::new()));
     }
     let mut all = vec![&b.waterfall, &e.waterfall];
