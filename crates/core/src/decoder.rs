@@ -154,6 +154,7 @@ impl Blueprint {
             batch: _,
             seq_len: _,
             context: _,
+            cached: _,
             precisions: _,
             flash_attention,
             // Only lm_head's rows and the logits' size: the same node either way.
@@ -873,7 +874,8 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
     let wkvb_elems = to_f64(r_kv * h * (nope + vd));
     let attn_v = gr.tensor("attn_out", tf * to_f64(h * vd), a, Act);
     if cx.prefill {
-        // Expand the latent of every key into per-head K (nope part) and V.
+        // Expand the latent of every key into per-head K (nope part) and V: the b·l keys
+        // attended (the new tokens, and the cached ones after a cached prefix).
         let wkvb = gr.tensor("kv_b_proj.weight", wkvb_elems, w, Weight);
         let bl = to_f64(cx.b * cx.l);
         let kv = gr.tensor("k_nope_and_v", bl * to_f64(h * (nope + vd)), a, Act);
@@ -881,7 +883,7 @@ fn attention_mla(cx: &Cx, gr: &mut impl Emit, m: &Mla, x1: TensorId) -> TensorId
             "kv_b_proj",
             Role::KvUpProj,
             cx.all,
-            cx.linear(t, h * (nope + vd), r_kv, false),
+            cx.linear(cx.b * cx.l, h * (nope + vd), r_kv, false),
             &[ckv, wkvb],
             &[kv],
         );

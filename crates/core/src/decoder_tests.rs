@@ -30,6 +30,7 @@ fn wl(stage: Stage, batch: u64, len: u64, flash: bool) -> Workload {
         batch,
         seq_len: len,
         context: len,
+        cached: 0,
         precisions: Precisions::uniform(Precision::Bf16),
         flash_attention: flash,
         logits: Logits::Last,

@@ -15,6 +15,8 @@
 //!   forward graph, the optimizer update, model and hardware FLOPs, and the memory per device
 //!   (model states under ZeRO, activations).
 //! - [`one_op`]: one operator on one chip (`roofline op`); [`explain`]: worked derivations.
+//! - [`serve`]: whole requests (TTFT, TPOT), the batch and context that fit, engine steps
+//!   that mix prefill and decode, and serving techniques priced on the same graph.
 //! - [`measured`]: a machine's roofline as `roofline measure` found it, and the chip it makes.
 //! - [`prediction`]: real kernels timed on a machine beside the time its measured roofline
 //!   (DRAM-only and hierarchical) predicts; the error and the fused chain's speedup.
@@ -59,6 +61,7 @@ pub mod precision;
 pub mod prediction;
 pub mod profile;
 pub mod roofline;
+pub mod serve;
 pub mod sweep;
 pub mod train;
 pub mod units;

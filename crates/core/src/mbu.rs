@@ -63,6 +63,7 @@ impl DecodeStep {
             batch,
             seq_len: 1,
             context,
+            cached: 0,
             precisions,
             flash_attention: false,
             logits: crate::workload::Logits::Last,

@@ -282,6 +282,7 @@ pub fn graph(model: &Transformer, seq_len: u64) -> Result<ForwardSplit, Analysis
         batch: 1,
         seq_len,
         context: 0,
+        cached: 0,
         precisions: Precisions::uniform(Precision::Bf16),
         flash_attention: false,
         logits: Logits::All,

@@ -245,6 +245,7 @@ impl SweepGroup {
             batch,
             seq_len: self.seq_len,
             context: self.context,
+            cached: 0,
             precisions: self.precisions,
             flash_attention: flash,
             logits: self.logits,

@@ -180,6 +180,12 @@ pub struct Workload {
     pub seq_len: u64,
     /// Decode: tokens already in the KV cache per sequence.
     pub context: u64,
+    /// Prefill: tokens of each sequence already in the KV cache before this pass's
+    /// `seq_len` (a cached prefix, or the earlier chunks of a chunked prefill); the pass's
+    /// queries attend `cached + seq_len` keys, the cached ones read from the cache. 0 for a
+    /// whole prompt. Decode ignores it (its cache is `context`).
+    #[serde(default)]
+    pub cached: u64,
     /// Storage precisions.
     pub precisions: Precisions,
     /// Attention as one fused FlashAttention kernel (else QKᵀ, softmax, S·V).
@@ -232,6 +238,7 @@ impl Workload {
             batch,
             seq_len,
             context,
+            cached: 0,
             precisions: Precisions::uniform(Precision::Bf16),
             flash_attention: false,
             logits: Logits::Last,
@@ -307,6 +314,21 @@ impl Workload {
         }
     }
 
+    /// The same prefill after `cached` tokens of each sequence already in the KV cache: a
+    /// cached prefix (prefix caching) or the earlier chunks of a chunked prefill.
+    ///
+    /// ```
+    /// use roofline_core::workload::Workload;
+    /// // The second 512-token chunk of a prompt: 512 queries attend 1024 keys.
+    /// let w = Workload::prefill(1, 512).with_cached(512);
+    /// assert_eq!((w.tokens(), w.kv_len()), (512, 1024));
+    /// ```
+    #[must_use]
+    pub fn with_cached(mut self, cached: u64) -> Self {
+        self.cached = cached;
+        self
+    }
+
     /// The same pass over `batch` sequences.
     #[must_use]
     pub fn with_batch(mut self, batch: u64) -> Self {
@@ -329,12 +351,12 @@ impl Workload {
         self.batch * self.tokens_per_seq()
     }
 
-    /// Keys each query can attend to at most: seq_len in prefill; context + 1 in decode (the
-    /// cached tokens and the new one, whose key is written to the cache first).
+    /// Keys each query can attend to at most: cached + seq_len in prefill; context + 1 in
+    /// decode (the cached tokens and the new one, whose key is written to the cache first).
     #[inline]
     pub fn kv_len(&self) -> u64 {
         match self.stage {
-            Stage::Prefill => self.seq_len,
+            Stage::Prefill => self.cached + self.seq_len,
             Stage::Decode => self.context + 1,
         }
     }
@@ -371,6 +393,25 @@ impl Workload {
                 "seq_len",
                 "prefill needs at least 1 token per sequence",
             )),
+            Stage::Prefill if self.cached >= MAX_TOKENS => Err(WorkloadError::new(
+                "cached",
+                format!(
+                    "{} cached tokens is beyond the longest accepted ({}): at most {}",
+                    self.cached,
+                    MAX_TOKENS,
+                    MAX_TOKENS - 1
+                ),
+            )),
+            Stage::Prefill if self.cached + self.seq_len > MAX_TOKENS => Err(WorkloadError::new(
+                if self.cached > 0 { "cached" } else { "seq_len" },
+                format!(
+                    "{} cached + {} new tokens make {} keys, beyond the most accepted \
+                     ({MAX_TOKENS})",
+                    self.cached,
+                    self.seq_len,
+                    self.cached as u128 + self.seq_len as u128
+                ),
+            )),
             Stage::Prefill if self.seq_len > MAX_TOKENS => Err(WorkloadError::new(
                 "seq_len",
                 format!(
@@ -395,6 +436,7 @@ impl Workload {
     /// The tokens of the pass (batch × seq_len, or batch × context) at most [`MAX_PASS_TOKENS`].
     fn validate_pass(&self) -> Result<(), WorkloadError> {
         let (quantity, per_seq) = match self.stage {
+            Stage::Prefill if self.cached > 0 => ("cached", self.cached + self.seq_len),
             Stage::Prefill => ("seq_len", self.seq_len),
             Stage::Decode => ("context", self.context),
         };
@@ -406,10 +448,10 @@ impl Workload {
                     "batch {} × {} {per_seq} = {total} tokens in one pass, beyond the most \
                      accepted ({MAX_PASS_TOKENS}): at batch {} it is at most {}",
                     self.batch,
-                    if quantity == "seq_len" {
-                        "sequence length"
-                    } else {
-                        "context"
+                    match quantity {
+                        "seq_len" => "sequence length",
+                        "cached" => "(cached + new tokens)",
+                        _ => "context",
                     },
                     self.batch,
                     MAX_PASS_TOKENS / self.batch
@@ -433,6 +475,7 @@ mod tests {
                 batch: 4,
                 seq_len: 2048,
                 context: 0,
+                cached: 0,
                 precisions: Precisions::uniform(Precision::Bf16),
                 flash_attention: false,
                 logits: Logits::Last,

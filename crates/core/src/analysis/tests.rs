@@ -78,6 +78,7 @@ pub(crate) fn workloads() -> Vec<Workload> {
                             batch,
                             seq_len: len,
                             context: len,
+                            cached: 0,
                             precisions: Precisions {
                                 weight: w,
                                 act: a,
@@ -137,6 +138,7 @@ fn a_row_serialises_with_its_point_computed_by_hand() -> Result<(), Box<dyn std:
         stage: Stage::Decode,
         batch: 1,
         seq_len: 1,
+        cached: 0,
         context: 1,
         precisions: Precisions::uniform(Precision::Bf16),
         flash_attention: false,

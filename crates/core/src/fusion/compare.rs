@@ -215,6 +215,7 @@ mod tests {
                 batch: 1,
                 seq_len: 2048,
                 context: 2048,
+                cached: 0,
                 precisions: Precisions::uniform(Precision::Bf16),
                 flash_attention: false,
                 logits: crate::workload::Logits::Last,

@@ -18,6 +18,7 @@ fn wl(stage: Stage, batch: u64, len: u64) -> Workload {
         batch,
         seq_len: len,
         context: len,
+        cached: 0,
         precisions: Precisions::uniform(Precision::Bf16),
         flash_attention: false,
         logits: crate::workload::Logits::Last,

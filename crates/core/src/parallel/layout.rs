@@ -359,6 +359,12 @@ impl Layout {
                 seq_len: workload.seq_len,
             });
         }
+        if workload.cached > 0 {
+            return Err(LayoutError::ContextUnsupported {
+                cp: self.cp,
+                what: "a prefill after cached tokens (the ring splits whole prompts)",
+            });
+        }
         if model
             .variant
             .sliding_window

@@ -30,6 +30,7 @@ fn workload(p: Precision) -> Workload {
         batch: 1,
         seq_len: S,
         context: 0,
+        cached: 0,
         precisions: Precisions::uniform(p),
         flash_attention: false,
         logits: crate::workload::Logits::Last,

@@ -167,6 +167,7 @@ pub fn micro_batch(
             .saturating_mul(u64::from(layout.ep.max(1))),
         seq_len: shape.seq_len,
         context: 0,
+        cached: 0,
         precisions: shape.precisions,
         flash_attention: shape.flash_attention,
         logits: Logits::All,
