@@ -2,12 +2,16 @@
 //!
 //! - [`mix`]: what one engine step computes (decode tokens and prefill chunks together).
 //! - [`step_model`]: the bound and estimate of any such step, from a few analyses of the graph.
+//! - [`generate`]: one request whole: TTFT, TPOT (both conventions), E2E, the memory at every
+//!   step.
 //! - [`efficiency`]: the estimate beside the bound: achievable shares and launches.
 
 pub mod efficiency;
+pub mod generate;
 pub mod mix;
 pub mod step_model;
 
 pub use efficiency::ServingEfficiency;
+pub use generate::{generate, Generation, Latency, Request};
 pub use mix::Mix;
 pub use step_model::StepModel;
