@@ -4,8 +4,10 @@
 //! - [`step_model`]: the bound and estimate of any such step, from a few analyses of the graph.
 //! - [`generate`]: one request whole: TTFT, TPOT (both conventions), E2E, the memory at every
 //!   step.
+//! - [`capacity`]: the largest batch and the longest context that fit, in paged-KV blocks.
 //! - [`efficiency`]: the estimate beside the bound: achievable shares and launches.
 
+pub mod capacity;
 pub mod efficiency;
 pub mod generate;
 pub mod mix;
