@@ -5,12 +5,17 @@
 //! - [`generate`]: one request whole: TTFT, TPOT (both conventions), E2E, the memory at every
 //!   step.
 //! - [`capacity`]: the largest batch and the longest context that fit, in paged-KV blocks.
+//! - [`chunked`], [`speculative`], [`disaggregate`]: chunked prefill beside running decodes,
+//!   speculative decoding, disaggregated prefill and decode pools, each priced on the graph.
 //! - [`efficiency`]: the estimate beside the bound: achievable shares and launches.
 
 pub mod capacity;
+pub mod chunked;
+pub mod disaggregate;
 pub mod efficiency;
 pub mod generate;
 pub mod mix;
+pub mod speculative;
 pub mod step_model;
 
 pub use efficiency::ServingEfficiency;
