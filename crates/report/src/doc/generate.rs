@@ -66,8 +66,8 @@ pub struct CapacityDoc {
 /// Speculative decoding.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SpeculativeDoc {
-    /// The draft model.
-    pub draft: String,
+    /// The draft model's name.
+    pub draft_model: String,
     /// The result.
     #[serde(flatten)]
     pub result: Speculative,
@@ -170,7 +170,7 @@ impl GenerateDoc {
             }),
             chunked_prefill: r.chunked,
             speculative: r.speculative.as_ref().map(|s| SpeculativeDoc {
-                draft: s.draft.clone(),
+                draft_model: s.draft.clone(),
                 result: s.result,
             }),
             disaggregated: r.disaggregated,
