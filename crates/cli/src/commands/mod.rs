@@ -15,6 +15,7 @@ mod plan;
 mod plot;
 mod report;
 mod sweep;
+mod sweep_pareto;
 mod train;
 mod train_plan;
 
