@@ -195,8 +195,9 @@ fn write_table(r: &GenerateReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
     )?;
     writeln!(
         out,
-        "estimate: η_matmul {:.3}, η_memory {:.3}, η_network {:.3} ({}); launches {}.",
+        "estimate: η_matmul {:.3} (fp8 {:.3}), η_memory {:.3}, η_network {:.3} ({}); launches {}.",
         eff.matmul,
+        g.efficiency.fp8_matmul,
         eff.memory,
         eff.network,
         if g.efficiency

@@ -35,6 +35,10 @@ use serde::Serialize;
 pub const H100_MATMUL_MEASURED: f64 = 794.5e12;
 /// H100 SXM's dense bf16 peak as that table gives it, 989 TFLOP/s, FLOP/s.
 pub const H100_MATMUL_PEAK: f64 = 989e12;
+/// Dense fp8 matmul measured on an H100 SXM, the same table's fp8 row: 1,402.6 TFLOP/s, FLOP/s.
+pub const H100_FP8_MATMUL_MEASURED: f64 = 1402.6e12;
+/// H100 SXM's dense fp8 peak as that table gives it, 1,979 TFLOP/s, FLOP/s.
+pub const H100_FP8_MATMUL_PEAK: f64 = 1979e12;
 /// Main-memory bandwidth an A100 80 GB reaches: "Empirically, seems like peak bandwidth is
 /// about 1700 GB/s" (pytorch-labs/gpt-fast README, on an A100 80GB power-limited to 330 W),
 /// B/s.
@@ -44,7 +48,8 @@ pub const A100_BANDWIDTH_PEAK: f64 = 2039e9;
 
 /// Where the published shares come from.
 pub const SOURCE: &str = "published achievable shares, applied to every chip: matmul 794.5 of \
-989 TFLOP/s (H100 SXM bf16 torch.matmul, ml-engineering's maximum-achievable-matmul table); \
+989 TFLOP/s (H100 SXM bf16 torch.matmul, ml-engineering's maximum-achievable-matmul table; fp8 \
+1402.6 of 1979 in its fp8 row); \
 memory 1700 of 2039 GB/s (A100 80GB, gpt-fast README); network 240 of 300 GB/s (8×A100 \
 nccl-tests bus bandwidth)";
 
@@ -53,13 +58,15 @@ nccl-tests bus bandwidth)";
 pub struct ServingEfficiency {
     /// The shares of the roofs.
     pub shares: Efficiency,
+    /// η of fp8 matrix kernels (their measured share differs from bf16's).
+    pub fp8_matmul: f64,
     /// The step is captured as one CUDA graph: one launch per step, not one per kernel.
     pub cuda_graphs: bool,
 }
 
 impl ServingEfficiency {
-    /// The published shares of [`SOURCE`] (η_matmul = 794.5/989 = 0.803, η_memory =
-    /// 1700/2039 = 0.834, η_network = 0.8), kernels launched one by one.
+    /// The published shares of [`SOURCE`] (η_matmul = 794.5/989 = 0.803, fp8 1402.6/1979 =
+    /// 0.709, η_memory = 1700/2039 = 0.834, η_network = 0.8), kernels launched one by one.
     pub fn published() -> Self {
         Self {
             shares: Efficiency {
@@ -67,6 +74,7 @@ impl ServingEfficiency {
                 memory: A100_BANDWIDTH_MEASURED / A100_BANDWIDTH_PEAK,
                 network: estimate::efficiency(Algorithm::Ring),
             },
+            fp8_matmul: H100_FP8_MATMUL_MEASURED / H100_FP8_MATMUL_PEAK,
             cuda_graphs: false,
         }
     }
@@ -102,11 +110,12 @@ impl ServingEfficiency {
 
     /// A kernel of `flops` FLOP and `bytes` bytes on `roof`, computing on `compute`:
     /// max(FLOPs / (peak · η), bytes / (bandwidth · η_memory)), η = η_matmul on the matrix
-    /// units and 1 elsewhere, seconds.
+    /// units (fp8's own share for fp8), 1 elsewhere, seconds.
     #[inline]
     pub fn kernel_time(&self, compute: Compute, roof: Roof, flops: f64, bytes: f64) -> Seconds {
         let e = &self.shares;
         let eta_c = match compute {
+            Compute::Matrix(crate::precision::Precision::Fp8) => self.fp8_matmul,
             Compute::Matrix(_) => e.matmul,
             _ => 1.0,
         };
@@ -160,6 +169,7 @@ mod tests {
         let e = ServingEfficiency::published();
         assert!((e.shares.matmul - 0.8033).abs() < 1e-4);
         assert!((e.shares.memory - 0.8337).abs() < 1e-4);
+        assert!((e.fp8_matmul - 0.7087).abs() < 1e-4);
         assert_eq!(e.shares.network, 0.8);
         assert!(e.validate().is_ok());
     }

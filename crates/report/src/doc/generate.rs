@@ -27,6 +27,8 @@ pub enum GenerateCommand {
 pub struct ServingEfficiencyDoc {
     /// η_matmul: the share of the matrix units' dense peak.
     pub matmul: f64,
+    /// η of fp8 matrix kernels.
+    pub fp8_matmul: f64,
     /// η_memory: the share of the main-memory bandwidth.
     pub memory: f64,
     /// η_network: the share of a link's bandwidth.
@@ -151,6 +153,7 @@ impl GenerateDoc {
             estimate: g.estimate,
             efficiency: ServingEfficiencyDoc {
                 matmul: g.efficiency.shares.matmul,
+                fp8_matmul: g.efficiency.fp8_matmul,
                 memory: g.efficiency.shares.memory,
                 network: g.efficiency.shares.network,
                 cuda_graphs: g.efficiency.cuda_graphs,
