@@ -28,6 +28,7 @@ pub mod parallel;
 pub mod plan;
 pub mod plot;
 pub mod profile;
+pub mod serve_sim;
 pub mod suite;
 pub mod suite_plot;
 pub mod sweep;
