@@ -137,8 +137,12 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
         let tot = &s.totals;
         writeln!(
             out,
-            "per row: one execution; count = executions per forward pass. bandwidth {}, launch overhead per kernel {}",
+            "per row: one execution; count = executions per forward pass. bandwidth {}, launch overhead {} {}",
             crate::units::human_bytes_per_s(bw),
+            match r.device.launch_model {
+                roofline_core::device::LaunchModel::PerKernel => "per kernel",
+                roofline_core::device::LaunchModel::PerProgram => "once per step (one compiled program)",
+            },
             human_seconds(r.device.launch_overhead.value.get()),
         )?;
         writeln!(

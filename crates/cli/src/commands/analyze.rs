@@ -45,7 +45,7 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
                         preset,
                         precisions.act,
                         &device,
-                        device.launch_overhead.value,
+                        device.kernel_launch(),
                     )
                 })
                 .collect::<Result<Vec<_>, _>>()
