@@ -77,7 +77,7 @@ fn grouped(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -93,7 +93,21 @@ fn layout_words(l: &Layout) -> String {
     if l.cp > 1 {
         parts.push(format!("CP {}", l.cp));
     }
-    format!("{} = {} devices", parts.join(" × "), l.devices())
+    let n = l.devices();
+    format!(
+        "{} = {n} device{}",
+        parts.join(" × "),
+        if n == 1 { "" } else { "s" }
+    )
+}
+
+/// A rate with four significant digits: `5067`, `19.79`, `0.001000`.
+fn sig(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = 3 - v.abs().log10().floor() as i32;
+    format!("{v:.*}", digits.clamp(0, 12) as usize)
 }
 
 fn write_table(r: &ServeSimReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
@@ -124,13 +138,18 @@ fn write_table(r: &ServeSimReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
     };
     writeln!(out, "requests: {} · {requests}", grouped(s.count as u64))?;
     let kv = match r.kv_capacity_tokens {
-        Some(t) => format!(" (of {} tokens that fit)", grouped(t)),
-        None => String::new(),
+        Some(t) => format!(
+            " ({} tokens fit beside the weights, activations and reserve)",
+            grouped(t)
+        ),
+        None => format!(
+            " = {} tokens",
+            grouped(c.kv_blocks.saturating_mul(c.block_tokens))
+        ),
     };
     writeln!(
         out,
-        "engine: at most {} sequences, {} tokens a step, {} · KV cache {} blocks of {} tokens = \
-         {} tokens{kv}",
+        "engine: at most {} sequences, {} tokens a step, {} · KV cache {} blocks of {} tokens{kv}",
         grouped(c.max_seqs),
         grouped(c.max_batched_tokens),
         if c.chunked_prefill {
@@ -140,7 +159,6 @@ fn write_table(r: &ServeSimReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
         },
         grouped(c.kv_blocks),
         c.block_tokens,
-        grouped(c.kv_blocks.saturating_mul(c.block_tokens)),
     )?;
     writeln!(out, "step time: {}", r.step_time)?;
     for w in r.warnings {
@@ -167,10 +185,9 @@ fn write_table(r: &ServeSimReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
     writeln!(out)?;
     writeln!(
         out,
-        "throughput: {:.1} output tokens/s, {:.3} requests/s ({} output tokens over a makespan \
-         of {})",
-        s.output_tokens_per_s,
-        s.requests_per_s,
+        "throughput: {} output tokens/s, {} requests/s ({} output tokens over a makespan of {})",
+        sig(s.output_tokens_per_s),
+        sig(s.requests_per_s),
         grouped(s.output_tokens),
         human_duration(s.makespan)
     )?;
@@ -233,7 +250,15 @@ fn write_csv(r: &ServeSimReport<'_>, out: &mut dyn Write) -> Result<(), WriteErr
 
 #[cfg(test)]
 mod tests {
-    use super::grouped;
+    use super::{grouped, sig};
+
+    #[test]
+    fn rates_keep_four_significant_digits() {
+        assert_eq!(sig(5066.8), "5067");
+        assert_eq!(sig(19.792), "19.79");
+        assert_eq!(sig(0.001), "0.001000");
+        assert_eq!(sig(0.0), "0");
+    }
 
     #[test]
     fn counts_group_by_thousands() {

@@ -13,6 +13,7 @@ mod mfu;
 pub mod op;
 mod plan;
 mod report;
+mod serve_sim;
 mod sweep;
 mod train;
 mod values;
@@ -28,6 +29,7 @@ pub use mfu::MfuArgs;
 pub use op::{OpArgs, OpCommand};
 pub use plan::{PlanArgs, PlanPolicies, PlanStage};
 pub use report::ReportArgs;
+pub use serve_sim::ServeSimArgs;
 pub use sweep::SweepArgs;
 pub use train::{TrainArgs, TrainLayoutArgs};
 
@@ -75,6 +77,11 @@ pub enum Command {
     /// One training step on many devices: the roofline bound beside an estimate at published
     /// efficiencies, memory per GPU, pipeline stages and the MFU waterfall (`--plot`).
     Train(TrainArgs),
+    /// Simulate serving a stream of requests on a continuous-batching engine (vLLM-style:
+    /// iteration-level scheduling, chunked prefill, paged KV cache, preemption), each step at
+    /// the roofline bound of its batch: TTFT, TPOT and end-to-end percentiles, throughput,
+    /// queueing.
+    ServeSim(ServeSimArgs),
     /// Sweep batch, length, precision and chip: each operator's bound and crossover batch.
     Sweep(SweepArgs),
     /// Import a profile (`ncu --csv`, a PyTorch profiler trace) or an empirical roof (mixbench,
