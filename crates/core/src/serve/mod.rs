@@ -2,15 +2,27 @@
 //!
 //! - [`mix`]: what one engine step computes (decode tokens and prefill chunks together).
 //! - [`step_model`]: the bound and estimate of any such step, from a few analyses of the graph.
+//! - [`generate`]: one request whole: TTFT, TPOT (both conventions), E2E, the memory at every
+//!   step.
+//! - [`capacity`]: the largest batch and the longest context that fit, in paged-KV blocks.
+//! - [`chunked`], [`speculative`], [`disaggregate`]: chunked prefill beside running decodes,
+//!   speculative decoding, disaggregated prefill and decode pools, each priced on the graph.
 //! - [`efficiency`]: the estimate beside the bound: achievable shares and launches.
-//! - [`sim`]: a request-level simulation of a continuous-batching engine over a step-time
-//!   function of the [`Mix`].
+//! - [`sim`]: a request-level simulation of a continuous-batching engine (a stream of requests,
+//!   iteration-level scheduling, paged KV cache, preemption) over a step-time function of the
+//!   [`Mix`].
 
+pub mod capacity;
+pub mod chunked;
+pub mod disaggregate;
 pub mod efficiency;
+pub mod generate;
 pub mod mix;
 pub mod sim;
+pub mod speculative;
 pub mod step_model;
 
 pub use efficiency::ServingEfficiency;
+pub use generate::{generate, Generation, Latency, Request};
 pub use mix::Mix;
 pub use step_model::StepModel;

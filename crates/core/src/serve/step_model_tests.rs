@@ -1,6 +1,6 @@
 use super::*;
 use crate::analysis::analyze;
-use crate::fixtures::{h100_sxm, llama2_7b};
+use crate::fixtures::llama2_7b;
 
 fn model_on(layout: Layout, devices: u64) -> (Transformer, System, StepModel) {
     let m = llama2_7b();
