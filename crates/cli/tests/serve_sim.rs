@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_valid, bad_input, roofline};
+use common::{assert_valid, bad_input, roofline, this_cpu};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::io::Write;
@@ -170,6 +170,34 @@ fn a_trace_gives_the_requests() -> TestResult {
     let e2e_max = num(&v["summary"]["e2e"]["p99"])?;
     assert!(e2e_max > prefill);
     Ok(())
+}
+
+#[test]
+fn one_device_of_a_chip_file_without_a_node_runs() -> TestResult {
+    let chip = this_cpu().to_string_lossy().into_owned();
+    let v = json(&[
+        "serve-sim",
+        "llama-2-7b",
+        "--hardware",
+        &chip,
+        "--requests",
+        "3",
+        "--prompt-dist",
+        "fixed:128",
+        "--output-dist",
+        "fixed:4",
+    ])?;
+    assert_eq!(v["devices"], 1);
+    assert_eq!(v["summary"]["output_tokens"], 12);
+    Ok(())
+}
+
+#[test]
+fn a_model_with_no_room_for_its_kv_cache_names_the_weights() {
+    bad_input(
+        &["serve-sim", "llama-2-70b", "--hardware", "h100-sxm"],
+        "no room for a KV block",
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! per request.
 
 use crate::doc::serve_sim::ServeSimDoc;
-use crate::units::{human_duration, human_seconds};
+use crate::units::human_duration;
 use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::comm::System;
 use roofline_core::model::Transformer;
@@ -200,8 +200,8 @@ fn write_table(r: &ServeSimReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
     writeln!(
         out,
         "queueing: mean {} from arrival to admission, p99 {}",
-        human_seconds(s.queue.mean),
-        human_seconds(s.queue.p99)
+        human_duration(s.queue.mean),
+        human_duration(s.queue.p99)
     )?;
     writeln!(
         out,

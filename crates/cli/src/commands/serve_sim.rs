@@ -5,6 +5,7 @@
 use super::analyze_parallel::{check_layout, layout_flags, parallel_error, system_of, Flags};
 use crate::args::ServeSimArgs;
 use crate::error::CliError;
+use roofline_core::comm::{Fabric, System};
 use roofline_core::serve::sim::{generate, simulate, Arrivals, EngineConfig, Request, SimError};
 use roofline_core::serve::StepModel;
 use roofline_core::workload::{Precisions, Workload};
@@ -40,7 +41,25 @@ pub fn run(a: &ServeSimArgs, out: &mut dyn Write) -> Result<(), CliError> {
         takes_devices: true,
         layout: &lay,
     };
-    let system = system_of(&flags, layout.devices())?;
+    let system = if layout.devices() == 1 && p.system.is_none() && p.devices.is_none() {
+        // One device needs no node: a chip without a default one (a measured chip file) runs.
+        let chip = roofline_inputs::hardware::find_device(&a.hardware)?;
+        System::new(
+            chip.id.clone(),
+            chip.name.clone(),
+            chip,
+            1,
+            1,
+            Fabric::default(),
+        )
+        .map_err(|e| CliError {
+            kind: crate::error::Kind::Internal,
+            message: e.to_string(),
+            hint: None,
+        })?
+    } else {
+        system_of(&flags, layout.devices())?
+    };
 
     let (requests, source) = match &a.trace {
         Some(path) => (
@@ -96,9 +115,13 @@ pub fn run(a: &ServeSimArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if kv_blocks == 0 {
         return Err(CliError::bad_input(
             format!(
-                "`{}` on {} ({lay}): no room for a KV block of {} tokens beside the weights, \
-                 activations and the memory reserve",
-                model.name, system.chip.id, a.kv_block
+                "`{}` on {} ({lay}): no room for a KV block of {} tokens beside the weights \
+                 ({:.1} GB a device), the activations of a step of {} tokens and the memory reserve",
+                model.name,
+                system.chip.id,
+                a.kv_block,
+                step.weights().get() / 1e9,
+                a.max_batched_tokens
             ),
             Some(
                 "split the model over more devices (--tp, --pp), quantize it \
