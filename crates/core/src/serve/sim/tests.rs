@@ -229,6 +229,28 @@ fn heavy_kv_pressure_preempts_many_times_and_every_request_finishes() {
 }
 
 #[test]
+fn without_chunked_prefill_a_re_prefill_over_the_budget_is_split_and_finishes() {
+    // Prompts of 16 under a budget of 80; a sequence preempted after generating g tokens
+    // re-prefills 16 + g, over 80 once g > 64: split into chunks, every step within the budget.
+    let reqs: Vec<Request> = (0..30).map(|i| req(0.0005 * i as f64, 16, 200)).collect();
+    let seen = RefCell::new(Vec::new());
+    let step = |m: &Mix| {
+        seen.borrow_mut().push(*m);
+        linear(m)
+    };
+    // 16 + 200 − 1 = 215 blocks of 1 token at most each; 400 blocks hold under two.
+    let sim = simulate(&reqs, &config(16, 80, 400, 1, false), &step).unwrap();
+    assert!(sim.summary.preemptions > 0);
+    assert_eq!(sim.summary.output_tokens, 30 * 200);
+    let seen = seen.borrow();
+    assert!(seen.iter().all(|m| m.tokens <= 80.0));
+    // X − K = Σ (q − 1)·c is positive only for a chunk of q > 1 after c > 0 cached tokens:
+    // the second chunk of a split re-prefill (a whole prefill has c = 0, a decode q = 1).
+    assert!(seen.iter().any(|m| m.cross_pairs > m.cached));
+    assert!(sim.requests.iter().all(|r| r.finish.is_finite()));
+}
+
+#[test]
 fn littles_law_holds_on_a_poisson_run() {
     let rate = 5.0;
     let reqs = generate(
