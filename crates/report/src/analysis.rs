@@ -40,8 +40,13 @@ pub fn workload_line(s: &StageAnalysis) -> String {
     let p = w.precisions;
     let lengths = match w.stage {
         roofline_core::workload::Stage::Prefill => format!(
-            "sequence length {}, logits on {}",
+            "sequence length {}{}, logits on {}",
             w.seq_len,
+            if w.cached > 0 {
+                format!(" after {} cached tokens", w.cached)
+            } else {
+                String::new()
+            },
             match w.logits {
                 roofline_core::workload::Logits::All => "every position",
                 _ => "the last position",

@@ -17,6 +17,7 @@ pub mod compare;
 pub mod doc;
 pub mod explain;
 pub mod fusion;
+pub mod generate;
 pub mod hardware;
 pub mod hier_plot;
 pub mod html;

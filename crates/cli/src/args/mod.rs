@@ -5,6 +5,7 @@
 mod analyze;
 mod common;
 mod fuse;
+mod generate;
 mod hardware;
 mod import;
 mod mbu;
@@ -21,6 +22,7 @@ mod values;
 pub use analyze::AnalyzeArgs;
 pub use common::FormatArg;
 pub use fuse::FuseArgs;
+pub use generate::{GenerateArgs, PrecisionArgs};
 pub use hardware::{CompareArgs, HardwareCommand};
 pub use import::ImportArgs;
 pub use mbu::MbuArgs;
@@ -77,6 +79,10 @@ pub enum Command {
     /// One training step on many devices: the roofline bound beside an estimate at published
     /// efficiencies, memory per GPU, pipeline stages and the MFU waterfall (`--plot`).
     Train(TrainArgs),
+    /// One request whole: TTFT, TPOT (both conventions), end-to-end latency and tokens/s, the
+    /// roofline bound beside an estimate; the batch and context that fit (`--max-batch`),
+    /// chunked prefill, speculative decoding and disaggregated serving priced.
+    Generate(GenerateArgs),
     /// Simulate serving a stream of requests on a continuous-batching engine (vLLM-style:
     /// iteration-level scheduling, chunked prefill, paged KV cache, preemption), each step at
     /// the roofline bound of its batch: TTFT, TPOT and end-to-end percentiles, throughput,

@@ -15,7 +15,7 @@ use crate::units::Seconds;
 use serde::Serialize;
 
 /// A prompt prefilled beside running decodes, chunked and whole.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ChunkedPrefill {
     /// C: the chunk, tokens.
     pub chunk: u64,

@@ -24,7 +24,7 @@ use crate::units::{Bytes, Seconds};
 use serde::Serialize;
 
 /// The part of a disaggregated deployment that limits its rate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Bottleneck {
     /// The prefill pool.
@@ -36,7 +36,7 @@ pub enum Bottleneck {
 }
 
 /// A disaggregated deployment of one request shape, bound.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Disaggregated {
     /// P: devices of the prefill pool.
     pub prefill_devices: u64,

@@ -39,7 +39,7 @@ use serde::Serialize;
 pub const MAX_GENERATE: u64 = 1 << 24;
 
 /// A request: B sequences of a P-token prompt, C of it cached, generating N tokens each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Request {
     /// P: prompt tokens per sequence.
     pub prompt: u64,
@@ -114,7 +114,7 @@ impl Request {
 }
 
 /// The latencies and rates of a request under one pricing (bound or estimate).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Latency {
     /// TTFT: the prefill, seconds.
     pub ttft: Seconds,

@@ -41,7 +41,7 @@ pub fn expected_tokens(draft_len: u64, acceptance: f64) -> f64 {
 }
 
 /// A speculative decode of a request against its plain decode.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Speculative {
     /// γ: draft tokens per iteration.
     pub draft_len: u64,
