@@ -49,9 +49,19 @@ fn num(v: &Value) -> Result<f64, Box<dyn std::error::Error>> {
         .ok_or_else(|| format!("not a number: {v}").into())
 }
 
-/// `analyze`'s step time for one sequence: `stage` `prefill` (`--seq-len n`) or `decode`
-/// (`--context n`).
+/// `analyze`'s step time for one sequence with FlashAttention: `stage` `prefill`
+/// (`--seq-len n`) or `decode` (`--context n`).
 fn analyze_time(stage: &str, n: &str) -> Result<f64, Box<dyn std::error::Error>> {
+    analyze_time_with(stage, n, "--flash-attention")
+}
+
+/// As [`analyze_time`], with `attention` (`--flash-attention`, or `--logits=last` for the
+/// unfused attention, analyze's default).
+fn analyze_time_with(
+    stage: &str,
+    n: &str,
+    attention: &str,
+) -> Result<f64, Box<dyn std::error::Error>> {
     let len = if stage == "prefill" {
         "--seq-len"
     } else {
@@ -66,6 +76,7 @@ fn analyze_time(stage: &str, n: &str) -> Result<f64, Box<dyn std::error::Error>>
         stage,
         len,
         n,
+        attention,
     ])?;
     num(&v["stages"][0]["totals"]["time_s"])
 }
@@ -108,6 +119,22 @@ fn alone_a_request_takes_analyzes_prefill_then_one_decode_step() -> TestResult {
     assert!(v["kv_capacity_tokens"]
         .as_u64()
         .is_some_and(|t| t > 100_000));
+    Ok(())
+}
+
+#[test]
+fn unfused_attention_takes_analyzes_unfused_prefill() -> TestResult {
+    let mut args = ALONE.to_vec();
+    args.push("--no-flash-attention");
+    let v = json(&args)?;
+    let prefill = analyze_time_with("prefill", "512", "--logits=last")?;
+    let ttft = num(&v["summary"]["ttft"]["p50"])?;
+    assert!(
+        (ttft - prefill).abs() <= 1e-6 * prefill,
+        "{ttft} vs {prefill}"
+    );
+    // FlashAttention's prefill is faster (no score matrix through memory).
+    assert!(analyze_time("prefill", "512")? < prefill);
     Ok(())
 }
 

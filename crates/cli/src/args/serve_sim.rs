@@ -1,9 +1,9 @@
 //! `roofline serve-sim`.
 
 use super::common::{FormatArg, ParallelArgs, ReserveArg};
-use super::values::{parse_dist, parse_precision, parse_rate, parse_requests};
+use super::generate::PrecisionArgs;
+use super::values::{parse_dist, parse_rate, parse_requests};
 use clap::Args;
-use roofline_core::precision::Precision;
 use roofline_core::serve::sim::Dist;
 
 #[derive(Debug, Args)]
@@ -54,18 +54,12 @@ pub struct ServeSimArgs {
     /// Seed of the request stream (Xoshiro256++).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Precision of weights, activations and KV cache (fp32, bf16, fp16, fp8, int8, int4).
-    #[arg(long, default_value = "bf16", value_parser = parse_precision)]
-    pub precision: Precision,
-    /// Weight precision, overriding --precision.
-    #[arg(long, value_parser = parse_precision)]
-    pub weight_precision: Option<Precision>,
-    /// KV-cache precision, overriding --precision.
-    #[arg(long, value_parser = parse_precision)]
-    pub kv_precision: Option<Precision>,
-    /// Attention as one fused FlashAttention kernel.
+    #[command(flatten)]
+    pub precisions: PrecisionArgs,
+    /// Attention as QKᵀ, softmax and S·V instead of one FlashAttention kernel (serving
+    /// engines use FlashAttention: the default here).
     #[arg(long)]
-    pub flash_attention: bool,
+    pub no_flash_attention: bool,
     #[command(flatten)]
     pub reserve: ReserveArg,
     #[command(flatten)]

@@ -2,13 +2,14 @@
 //! continuous-batching engine whose every step takes the roofline bound of its batch
 //! ([`roofline_core::serve::StepModel`]).
 
+use super::analyze::precisions_of;
 use super::analyze_parallel::{check_layout, layout_flags, parallel_error, system_of, Flags};
 use crate::args::ServeSimArgs;
 use crate::error::CliError;
-use roofline_core::comm::{Fabric, System};
+use roofline_core::comm::System;
 use roofline_core::serve::sim::{generate, simulate, Arrivals, EngineConfig, Request, SimError};
 use roofline_core::serve::StepModel;
-use roofline_core::workload::{Precisions, Workload};
+use roofline_core::workload::Workload;
 use roofline_inputs::config::load_model;
 use roofline_report::serve_sim::{write_serve_sim, RequestSource, ServeSimReport};
 use std::io::Write;
@@ -41,22 +42,11 @@ pub fn run(a: &ServeSimArgs, out: &mut dyn Write) -> Result<(), CliError> {
         takes_devices: true,
         layout: &lay,
     };
+    // One device needs no node: a chip the catalog sells in none (a measured chip file) runs
+    // alone.
     let system = if layout.devices() == 1 && p.system.is_none() && p.devices.is_none() {
-        // One device needs no node: a chip without a default one (a measured chip file) runs.
         let chip = roofline_inputs::hardware::find_device(&a.hardware)?;
-        System::new(
-            chip.id.clone(),
-            chip.name.clone(),
-            chip,
-            1,
-            1,
-            Fabric::default(),
-        )
-        .map_err(|e| CliError {
-            kind: crate::error::Kind::Internal,
-            message: e.to_string(),
-            hint: None,
-        })?
+        System::of_chip(&chip, 1).unwrap_or_else(|_| System::single(&chip))
     } else {
         system_of(&flags, layout.devices())?
     };
@@ -88,14 +78,10 @@ pub fn run(a: &ServeSimArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     };
 
-    let precisions = Precisions::new(
-        a.weight_precision.unwrap_or(a.precision),
-        a.precision,
-        a.kv_precision.unwrap_or(a.precision),
-    );
+    let precisions = precisions_of(&a.precisions)?;
     let base = Workload::decode(1, 1)
         .with_precisions(precisions)
-        .flash_attention(a.flash_attention);
+        .flash_attention(!a.no_flash_attention);
     let step = StepModel::new(&model, &base, &system, layout, a.reserve.memory_reserve)
         .map_err(|e| parallel_error(e, &flags, &system))?;
     // The engine sizes its cache after profiling a step of its whole token budget.
