@@ -10,6 +10,7 @@ use roofline_core::comm::System;
 use roofline_core::model::Transformer;
 use roofline_core::parallel::Layout;
 use roofline_core::serve::sim::{Arrivals, Dist, EngineConfig, Percentiles, Simulation};
+use roofline_core::workload::Precisions;
 use std::io::Write;
 
 /// Where the requests came from.
@@ -42,6 +43,10 @@ pub struct ServeSimReport<'a> {
     pub system: &'a System,
     /// The parallel layout of one engine replica.
     pub layout: Layout,
+    /// Number formats of weights, activations and KV cache.
+    pub precisions: Precisions,
+    /// Whether attention runs as one FlashAttention kernel.
+    pub flash_attention: bool,
     /// The engine's limits.
     pub config: &'a EngineConfig,
     /// Tokens of KV cache that fit beside weights, activations and the reserve.
@@ -113,13 +118,23 @@ fn sig(v: f64) -> String {
 fn write_table(r: &ServeSimReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
     let s = &r.sim.summary;
     let c = r.config;
+    let p = &r.precisions;
     writeln!(
         out,
-        "serve-sim · {} on {} ({}) · {}",
+        "serve-sim · {} on {} ({}) · {} · weights {}, activations {}, KV cache {}{} · {}",
         r.model.name,
         r.system.name,
         r.system.id,
-        layout_words(&r.layout)
+        layout_words(&r.layout),
+        p.weight,
+        p.gemm_act.unwrap_or(p.act),
+        p.kv,
+        if p.gemm_act.is_some() { " (W8A8)" } else { "" },
+        if r.flash_attention {
+            "FlashAttention"
+        } else {
+            "unfused attention"
+        }
     )?;
     let requests = match r.source {
         RequestSource::Generated {

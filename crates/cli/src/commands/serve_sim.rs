@@ -153,6 +153,8 @@ pub fn run(a: &ServeSimArgs, out: &mut dyn Write) -> Result<(), CliError> {
         model: &model,
         system: &system,
         layout,
+        precisions,
+        flash_attention: !a.no_flash_attention,
         config: &config,
         kv_capacity_tokens: Some(kv_tokens),
         source: &source,

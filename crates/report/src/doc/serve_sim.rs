@@ -3,6 +3,7 @@
 
 use super::SchemaVersion;
 use crate::serve_sim::{RequestSource, ServeSimReport};
+use roofline_core::precision::Precision;
 use roofline_core::serve::sim::{EngineConfig, Summary};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -56,6 +57,14 @@ pub struct ServeSimDoc {
     pub ep: u32,
     /// Devices one replica of the engine uses.
     pub devices: u64,
+    /// Weight precision.
+    pub weight_precision: Precision,
+    /// Activation precision.
+    pub activation_precision: Precision,
+    /// KV-cache precision.
+    pub kv_precision: Precision,
+    /// Whether attention runs as one fused (FlashAttention) kernel.
+    pub flash_attention: bool,
     /// The engine's limits.
     pub engine: EngineConfig,
     /// Tokens of KV cache that fit on a device beside the weights, activations and reserve
@@ -115,6 +124,10 @@ impl ServeSimDoc {
             pp: r.layout.pp,
             ep: r.layout.ep,
             devices: r.layout.devices(),
+            weight_precision: r.precisions.weight,
+            activation_precision: r.precisions.act,
+            kv_precision: r.precisions.kv,
+            flash_attention: r.flash_attention,
             engine: *r.config,
             kv_capacity_tokens: r.kv_capacity_tokens,
             requests,
