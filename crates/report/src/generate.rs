@@ -6,7 +6,6 @@ use crate::doc::generate::GenerateDoc;
 use crate::parallel::{layout_line, write_parallel, ParallelReport};
 use crate::units::{human_bytes, human_seconds};
 use crate::{Format, WriteError};
-use comfy_table::{presets::ASCII_FULL, Table};
 use roofline_core::comm::System;
 use roofline_core::device::LaunchModel;
 use roofline_core::model::Transformer;
@@ -182,9 +181,7 @@ fn write_table(r: &GenerateReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
         q.generate,
         precisions_words(g),
     )?;
-    let mut t = Table::new();
-    t.load_preset(ASCII_FULL);
-    t.set_header(vec!["per request", "bound", "estimate"]);
+    let mut t = crate::new_table(&["per request", "bound", "estimate"]);
     for (label, b, e, unit) in metrics(g) {
         t.add_row(vec![label, show(b, unit), show(e, unit)]);
     }
@@ -373,9 +370,7 @@ fn write_chunked(c: &ChunkedPrefill, out: &mut dyn Write) -> Result<(), WriteErr
          context {}:",
         c.steps, c.chunk, c.running, c.context
     )?;
-    let mut t = Table::new();
-    t.load_preset(ASCII_FULL);
-    t.set_header(vec![
+    let mut t = crate::new_table(&[
         "",
         "TTFT bound",
         "TTFT estimate",
@@ -459,9 +454,7 @@ fn write_disaggregated(
         g.devices,
         g.request.batch
     )?;
-    let mut t = Table::new();
-    t.load_preset(ASCII_FULL);
-    t.set_header(vec!["part", "requests/s", ""]);
+    let mut t = crate::new_table(&["part", "requests/s", ""]);
     let mark = |b: Bottleneck| if d.bottleneck == b { "bottleneck" } else { "" };
     t.add_row(vec![
         "prefill pool".into(),

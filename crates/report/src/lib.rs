@@ -26,6 +26,7 @@ pub mod mfu;
 pub mod models;
 pub mod op;
 pub mod parallel;
+pub mod pareto;
 pub mod plan;
 pub mod plot;
 pub mod profile;

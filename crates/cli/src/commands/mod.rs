@@ -16,6 +16,7 @@ mod plot;
 mod report;
 mod serve_sim;
 mod sweep;
+mod sweep_pareto;
 mod train;
 mod train_plan;
 

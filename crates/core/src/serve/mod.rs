@@ -7,6 +7,7 @@
 //! - [`capacity`]: the largest batch and the longest context that fit, in paged-KV blocks.
 //! - [`chunked`], [`speculative`], [`disaggregate`]: chunked prefill beside running decodes,
 //!   speculative decoding, disaggregated prefill and decode pools, each priced on the graph.
+//! - [`pareto`]: throughput against latency, the front and the best under a target.
 //! - [`efficiency`]: the estimate beside the bound: achievable shares and launches.
 //! - [`sim`]: a request-level simulation of a continuous-batching engine (a stream of requests,
 //!   iteration-level scheduling, paged KV cache, preemption) over a step-time function of the
@@ -18,6 +19,7 @@ pub mod disaggregate;
 pub mod efficiency;
 pub mod generate;
 pub mod mix;
+pub mod pareto;
 pub mod sim;
 pub mod speculative;
 pub mod step_model;

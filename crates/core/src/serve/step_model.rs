@@ -389,12 +389,13 @@ fn gauss(a: &[Vec<f64>], y: &[f64]) -> Vec<f64> {
         if p == 0.0 {
             continue;
         }
-        for r in 0..n {
+        let pivot_row = m[col].clone();
+        for (r, row) in m.iter_mut().enumerate() {
             if r != col {
-                let f = m[r][col] / p;
+                let f = row[col] / p;
                 if f != 0.0 {
-                    for k in col..=n {
-                        m[r][k] -= f * m[col][k];
+                    for (x, &y) in row.iter_mut().zip(&pivot_row).skip(col) {
+                        *x -= f * y;
                     }
                 }
             }

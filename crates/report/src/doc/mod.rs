@@ -359,6 +359,11 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             schema_of::<generate::GenerateDoc>(),
         ),
         (
+            "sweep-pareto",
+            "roofline sweep --pareto",
+            schema_of::<crate::pareto::ParetoDoc>(),
+        ),
+        (
             "report",
             "roofline report --out FILE",
             schema_of::<report::ReportSummaryDoc>(),
