@@ -134,6 +134,7 @@ fn schema_kind(args: &[String], doc: &Value) -> Option<&'static str> {
         "sweep" if has("--tp") => "sweep-tp",
         "sweep" => "sweep",
         "plan" => "plan",
+        "serve-sim" => "serve-sim",
         "mbu" => "mbu",
         "mfu" if doc.get("sizes").is_some() => "mfu-by-size",
         "mfu" => "mfu",

@@ -3,6 +3,7 @@
 //! - [`hardware`]: the embedded chip catalog (`catalog/hardware/*.toml`) and user chip files.
 //! - [`config`]: Hugging Face `config.json` into a validated [`roofline_core::model::Transformer`].
 //! - [`profile`]: Nsight Compute CSV, PyTorch profiler traces, mixbench and ERT outputs.
+//! - [`trace`]: request traces (CSV) for the serving simulator.
 //!
 //! Every error is an [`InputError`] that names the file, the field and the fix.
 
@@ -11,6 +12,7 @@ pub mod error;
 pub mod hardware;
 pub mod profile;
 pub mod read;
+pub mod trace;
 
 pub use error::InputError;
 pub mod config;

@@ -30,6 +30,7 @@ pub mod pareto;
 pub mod plan;
 pub mod plot;
 pub mod profile;
+pub mod serve_sim;
 pub mod suite;
 pub mod suite_plot;
 pub mod sweep;

@@ -14,6 +14,7 @@ mod mfu;
 pub mod op;
 mod plan;
 mod report;
+mod serve_sim;
 mod sweep;
 mod train;
 mod values;
@@ -30,6 +31,7 @@ pub use mfu::MfuArgs;
 pub use op::{OpArgs, OpCommand};
 pub use plan::{PlanArgs, PlanPolicies, PlanStage};
 pub use report::ReportArgs;
+pub use serve_sim::ServeSimArgs;
 pub use sweep::SweepArgs;
 pub use train::{TrainArgs, TrainLayoutArgs};
 
@@ -81,6 +83,11 @@ pub enum Command {
     /// roofline bound beside an estimate; the batch and context that fit (`--max-batch`),
     /// chunked prefill, speculative decoding and disaggregated serving priced.
     Generate(GenerateArgs),
+    /// Simulate serving a stream of requests on a continuous-batching engine (vLLM-style:
+    /// iteration-level scheduling, chunked prefill, paged KV cache, preemption), each step at
+    /// the roofline bound of its batch: TTFT, TPOT and end-to-end percentiles, throughput,
+    /// queueing.
+    ServeSim(ServeSimArgs),
     /// Sweep batch, length, precision and chip: each operator's bound and crossover batch.
     Sweep(SweepArgs),
     /// Import a profile (`ncu --csv`, a PyTorch profiler trace) or an empirical roof (mixbench,

@@ -392,6 +392,108 @@ pub fn parse_degree(s: &str) -> Result<u32, String> {
     }
 }
 
+/// `--rate`: requests per second, `4/s` or `4` (finite, above 0, at most 10^6), or `inf`
+/// (every request at time 0).
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let shown: String = t.chars().take(40).collect();
+    let num = t.strip_suffix("/s").unwrap_or(t).trim();
+    if num == "inf" {
+        return Ok(f64::INFINITY);
+    }
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{shown}` is not a rate: give requests per second, e.g. 4/s"))?;
+    if !(v.is_finite() && v > 0.0 && v <= 1e6) {
+        return Err(format!(
+            "`{shown}` must be above 0 and at most 10^6 requests/s (`inf`: all at once)"
+        ));
+    }
+    Ok(v)
+}
+
+/// `--requests`: a whole number from 1 to 10^7.
+pub fn parse_requests(s: &str) -> Result<usize, String> {
+    let max = roofline_core::serve::sim::MAX_REQUESTS;
+    let shown: String = s.trim().chars().take(40).collect();
+    match s.trim().replace('_', "").parse::<usize>() {
+        Ok(v) if (1..=max).contains(&v) => Ok(v),
+        Ok(v) => Err(format!("{v} is outside 1 to 10^7 requests")),
+        Err(_) => Err(format!("`{shown}` is not a whole number of requests")),
+    }
+}
+
+/// A length distribution: `fixed:N`, `uniform:A..B`, `normal:MEAN,SD`, `lognormal:MU,SIGMA`;
+/// lengths from 1 to 2^26 tokens (a normal's mean likewise, its sd at least 0).
+pub fn parse_dist(s: &str) -> Result<roofline_core::serve::sim::Dist, String> {
+    use roofline_core::serve::sim::Dist;
+    let max = roofline_core::workload::MAX_TOKENS;
+    let t = s.trim();
+    let shown: String = t.chars().take(40).collect();
+    let usage = "give fixed:N, uniform:A..B, normal:MEAN,SD or lognormal:MU,SIGMA";
+    let (kind, rest) = t
+        .split_once(':')
+        .ok_or_else(|| format!("`{shown}` is not a distribution: {usage}"))?;
+    let tokens = |v: &str| match v.trim().parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{shown}`: `{}` is not a whole number of tokens from 1 to 2^26",
+            v.trim()
+        )),
+    };
+    let pair = |sep: &str| {
+        let (a, b) = rest
+            .split_once(sep)
+            .ok_or_else(|| format!("`{shown}`: {usage}"))?;
+        let num = |v: &str| {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| format!("`{shown}`: `{}` is not a number", v.trim()))
+        };
+        Ok::<_, String>((num(a)?, num(b)?))
+    };
+    match kind.trim() {
+        "fixed" => Ok(Dist::Fixed(tokens(rest)?)),
+        "uniform" => {
+            let (a, b) = rest
+                .split_once("..")
+                .ok_or_else(|| format!("`{shown}`: write uniform:A..B, e.g. uniform:64..512"))?;
+            let (lo, hi) = (tokens(a)?, tokens(b)?);
+            if lo > hi {
+                return Err(format!(
+                    "`{shown}`: the lower end {lo} is above the upper {hi}"
+                ));
+            }
+            Ok(Dist::Uniform { lo, hi })
+        }
+        "normal" => {
+            let (mean, sd) = pair(",")?;
+            if !(1.0..=max as f64).contains(&mean) || sd < 0.0 {
+                return Err(format!(
+                    "`{shown}`: needs a mean from 1 to 2^26 tokens and an sd of at least 0"
+                ));
+            }
+            Ok(Dist::Normal { mean, sd })
+        }
+        "lognormal" => {
+            let (mu, sigma) = pair(",")?;
+            if !(0.0..=(max as f64).ln()).contains(&mu) || sigma < 0.0 {
+                return Err(format!(
+                    "`{shown}`: needs mu (of ln tokens) from 0 to ln 2^26 ≈ 18 and sigma of at \
+                     least 0"
+                ));
+            }
+            Ok(Dist::LogNormal { mu, sigma })
+        }
+        other => Err(format!(
+            "`{}` is not a distribution: {usage}",
+            other.chars().take(40).collect::<String>()
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,5 +601,53 @@ mod tests {
             Ok(UintList(vec![3, 16, 32, 64]))
         );
         assert!(parse_uint_list("8..2").is_err() && parse_uint_list("x").is_err());
+    }
+
+    #[test]
+    fn rates_requests_and_distributions_parse_and_bad_ones_are_refused() {
+        use roofline_core::serve::sim::Dist;
+        assert_eq!(parse_rate("4/s"), Ok(4.0));
+        assert_eq!(parse_rate(" 0.5 "), Ok(0.5));
+        assert_eq!(parse_rate("inf"), Ok(f64::INFINITY));
+        for bad in ["0", "-1/s", "nan", "4/min", "1e7", ""] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_requests("100_000"), Ok(100_000));
+        for bad in ["0", "10000001", "1.5", "x"] {
+            assert!(parse_requests(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_dist("fixed:2048"), Ok(Dist::Fixed(2048)));
+        assert_eq!(
+            parse_dist("uniform:64..512"),
+            Ok(Dist::Uniform { lo: 64, hi: 512 })
+        );
+        assert_eq!(
+            parse_dist("normal:1024,256"),
+            Ok(Dist::Normal {
+                mean: 1024.0,
+                sd: 256.0
+            })
+        );
+        assert_eq!(
+            parse_dist("lognormal:6,0.5"),
+            Ok(Dist::LogNormal {
+                mu: 6.0,
+                sigma: 0.5
+            })
+        );
+        for bad in [
+            "fixed:0",
+            "fixed:x",
+            "fixed:67108865",
+            "uniform:512..64",
+            "uniform:64-512",
+            "normal:1024",
+            "normal:0,1",
+            "normal:100,-1",
+            "zipf:1",
+            "2048",
+        ] {
+            assert!(parse_dist(bad).is_err(), "{bad}");
+        }
     }
 }

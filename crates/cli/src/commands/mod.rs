@@ -14,6 +14,7 @@ mod op;
 mod plan;
 mod plot;
 mod report;
+mod serve_sim;
 mod sweep;
 mod sweep_pareto;
 mod train;
@@ -40,6 +41,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Mfu(a) => mfu::run_mfu(&a, out),
         Command::Mbu(a) => mfu::run_mbu(&a, out),
         Command::Plan(a) => plan::run(&a, out),
+        Command::ServeSim(a) => serve_sim::run(&a, out),
         Command::Sweep(a) => sweep::run(&a, out),
         Command::Train(a) => train::run(&a, out),
         Command::Import(a) => import::run(&a, out),

@@ -1265,7 +1265,8 @@ fn model_command(rng: &mut Rng, model: &Option<String>, chip: &Option<String>, e
     let (fmt, json) = pick_format(rng);
     let m = model_arg(model, rng);
     let h = hardware_arg(chip, rng);
-    match rng.below(14) {
+    match rng.below(15) {
+        14 => serve_sim_command(rng, m, h, edge, fmt, json),
         12 | 13 => parallel_command(rng, m, h, edge, fmt, json),
         0..=5 => {
             let mut a = vec![lit("analyze"), m, lit("--hardware"), h];
@@ -1333,6 +1334,105 @@ fn model_command(rng: &mut Rng, model: &Option<String>, chip: &Option<String>, e
             s
         }
     }
+}
+
+/// `serve-sim` with a few hundred requests at most (a valid run stays well inside the time
+/// limit), each engine and stream flag at an edge with chance `edge`.
+fn serve_sim_command(
+    rng: &mut Rng,
+    m: Arg,
+    h: Arg,
+    edge: f64,
+    fmt: &'static str,
+    json: bool,
+) -> Step {
+    let mut a = vec![lit("serve-sim"), m, lit("--hardware"), h];
+    let flags: [(&str, &[&str], &[&str]); 8] = [
+        (
+            "--rate",
+            &["4/s", "50", "inf", "0.01/s"],
+            &["0", "-1", "nan", "1e7", "4/min", ""],
+        ),
+        (
+            "--requests",
+            &["1", "50", "300"],
+            &["0", "10000001", "-5", "abc", ""],
+        ),
+        (
+            "--prompt-dist",
+            &[
+                "fixed:512",
+                "uniform:1..4096",
+                "normal:1024,512",
+                "lognormal:6,1",
+            ],
+            &[
+                "fixed:0",
+                "fixed:67108864",
+                "uniform:9..3",
+                "normal:0,1",
+                "zipf:1",
+                "512",
+                "",
+            ],
+        ),
+        (
+            "--output-dist",
+            &["fixed:1", "uniform:16..256", "normal:64,64"],
+            &[
+                "fixed:-1",
+                "uniform:1..",
+                "normal:1,nan",
+                "lognormal:40,1",
+                "",
+            ],
+        ),
+        (
+            "--max-seqs",
+            &["1", "8", "256"],
+            &["0", "-1", "1048577", "x"],
+        ),
+        (
+            "--max-batched-tokens",
+            &["1", "512", "8192"],
+            &["0", "67108865", "-3"],
+        ),
+        ("--kv-block", &["1", "16", "256"], &["0", "65537", "1.5"]),
+        (
+            "--seed",
+            &["0", "7", "18446744073709551615"],
+            &["-1", "18446744073709551616", "s"],
+        ),
+    ];
+    for (flag, good, bad) in flags {
+        if rng.chance(0.5) || flag == "--requests" {
+            a.push(lit(flag));
+            a.push(lit(if rng.chance(edge) {
+                *rng.pick(bad)
+            } else if flag == "--requests" {
+                *rng.pick(&["1", "50", "300"])
+            } else {
+                *rng.pick(good)
+            }));
+        }
+    }
+    if rng.chance(0.2) {
+        a.push(lit("--no-chunked-prefill"));
+    }
+    if rng.chance(0.2) {
+        a.push(lit("--tp"));
+        a.push(lit(*rng.pick(&["1", "2", "8", "3", "0"])));
+    }
+    if rng.chance(0.2) {
+        a.push(lit("--memory-reserve"));
+        a.push(lit(*rng.pick(RESERVES)));
+    }
+    if rng.chance(0.2) {
+        a.push(lit("--kv-precision"));
+        a.push(lit(*rng.pick(&["fp8", "int4", "bf16", "fp99"])));
+    }
+    a.extend([lit("--format"), lit(fmt)]);
+    step(a, json)
 }
 
 /// Systems of the catalog for `--system`, and names that are not.

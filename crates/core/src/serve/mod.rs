@@ -9,6 +9,9 @@
 //!   speculative decoding, disaggregated prefill and decode pools, each priced on the graph.
 //! - [`pareto`]: throughput against latency, the front and the best under a target.
 //! - [`efficiency`]: the estimate beside the bound: achievable shares and launches.
+//! - [`sim`]: a request-level simulation of a continuous-batching engine (a stream of requests,
+//!   iteration-level scheduling, paged KV cache, preemption) over a step-time function of the
+//!   [`Mix`].
 
 pub mod capacity;
 pub mod chunked;
@@ -17,6 +20,7 @@ pub mod efficiency;
 pub mod generate;
 pub mod mix;
 pub mod pareto;
+pub mod sim;
 pub mod speculative;
 pub mod step_model;
 

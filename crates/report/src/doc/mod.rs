@@ -31,6 +31,7 @@ pub mod parallel;
 pub mod plan;
 pub mod profile;
 pub mod report;
+pub mod serve_sim;
 pub mod sweep;
 pub mod train;
 pub mod train_plan;
@@ -275,6 +276,11 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             schema_of::<parallel::SweepTpDoc>(),
         ),
         ("plan", "roofline plan", schema_of::<plan::PlanSearchDoc>()),
+        (
+            "serve-sim",
+            "roofline serve-sim",
+            schema_of::<serve_sim::ServeSimDoc>(),
+        ),
         (
             "plan-train",
             "roofline plan --stage train",
