@@ -37,8 +37,43 @@ type Row = HashMap<String, String>;
 
 const TOLERANCE: f64 = 0.30;
 
+/// Why a 128-token prefill is missed.
+const SHORT_PREFILL: &str =
+    "a 128-token prefill is 2–10 ms of kernels: the runtime's fixed cost per \
+request (session setup, the host round trip, sampling) is not modelled and weighs most here; the \
+table prints whole milliseconds";
+/// Why a tensor-parallel decode of a small model is missed.
+const SMALL_ALL_REDUCES: &str = "TP 8 on a 7–8B model: a token is ~2 ms of kernels and 64 \
+all-reduces of 8 kB, priced at the fabric's α; small-message all-reduces take longer than α in \
+practice (not modelled)";
+/// Why a serving engine's short-prompt latency run is missed.
+const ENGINE_STEP: &str = "vLLM benchmark_latency, 32-token prompts and 128 steps of 3–9 ms: the \
+engine's CPU work per step (scheduling, sampling, detokenisation; the vLLM v0.6.0 blog names it a \
+bottleneck on H100 for Llama 3 8B) is not modelled";
+/// Why a row at a concurrency above 1 is missed.
+const CONCURRENCY: &str = "concurrency 5 on a continuous-batching server: arrivals and steps \
+interleave (a prompt waits for the running step; other requests' prefills land in a decode's \
+steps), which one request shape does not capture: `roofline serve-sim` models it";
+
 /// Rows the estimate misses by more than 30 %: (id, why).
-const MISSES: [(&str, &str); 0] = [];
+const MISSES: [(&str, &str); 11] = [
+    ("trtllm05-h100-l2-7b-ttft-128", SHORT_PREFILL),
+    ("trtllm05-h100-l2-70b-ttft-128", SHORT_PREFILL),
+    ("trtllm05-a100-l2-7b-ttft-128", SHORT_PREFILL),
+    ("trtllm05-a100-l2-70b-ttft-128", SHORT_PREFILL),
+    ("gptfast-a100-l2-7b-tp8", SMALL_ALL_REDUCES),
+    ("gptfast-a100-l31-8b-tp8", SMALL_ALL_REDUCES),
+    (
+        "gptfast-a100-l31-70b-tp2",
+        "the published 16.03 tokens/s is below Llama-2-70B's 21.32 on the same two GPUs, \
+         for models whose work per token differs by the vocabulary (+2 %): not explained by \
+         the model",
+    ),
+    ("nim18-2xh100-l33-70b-ttft-5000-500-c5", CONCURRENCY),
+    ("nim18-2xh100-l33-70b-itl-5000-500-c5", CONCURRENCY),
+    ("vllm-bk9515-h200-l31-8b-e2e", ENGINE_STEP),
+    ("vllm-bk9515-h200-l3-70b-e2e", ENGINE_STEP),
+];
 
 fn field<'a>(r: &'a Row, k: &str) -> &'a str {
     r.get(k).map(|s| s.trim()).unwrap_or("")
@@ -208,6 +243,9 @@ fn bound_below_every_measurement_and_estimate_within_30_percent_at_the_median() 
             o.estimate,
             err * 100.0
         );
+        if let Some((_, why)) = MISSES.iter().find(|(id, _)| *id == o.id) {
+            println!("    miss: {why}");
+        }
         if o.bound > o.measured {
             failures.push(format!(
                 "{}: the bound {:.5} s is above the measured {:.5} s",
