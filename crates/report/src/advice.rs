@@ -369,10 +369,10 @@ mod tests {
             command_line(&b, &Change::FlashAttention, Stage::Prefill),
             "roofline analyze llama-2-7b --hardware h100-sxm --batch 4 --weight-precision int8 --group-size 64 --flash-attention"
         );
-        // 5 µs over 400 kernels: 12.5 ns a kernel.
+        // 5 µs over 400 kernels: 12.5 ns a kernel, written in seconds.
         let g = Change::CudaGraphs {
             kernels: 400,
-            launch_per_kernel: Seconds(5e-6 / 400.0),
+            launch_per_kernel: Seconds(12.5e-9),
         };
         assert!(command_line(&b, &g, Stage::Decode)
             .ends_with("--stage decode --launch-overhead 1.25e-8"));
