@@ -140,18 +140,22 @@ fn a_parallel_headline_divides_by_the_devices() -> TestResult {
     Ok(())
 }
 
-/// The step a command line gives for `stage`: the single-chip stage's total, or the parallel
-/// step.
+/// The step a command line gives for `stage`: the fused plan's step under `--fusion`, the
+/// parallel step under `--tp`, else the single-chip stage's total.
 fn step_of_command(cmd: &str, stage: &str) -> Result<f64, Box<dyn std::error::Error>> {
     let words: Vec<&str> = cmd.split_whitespace().collect();
     assert_eq!(words.first(), Some(&"roofline"), "{cmd}");
     let v = json_of(&words[1..]);
     let stages = v["stages"].as_array().ok_or("stages")?;
     let s = stages.iter().find(|s| s["stage"] == stage).ok_or("stage")?;
-    Ok(match s.get("step_time_s") {
-        Some(t) => t.as_f64().ok_or("step")?,
-        None => s["totals"]["time_with_launch_s"].as_f64().ok_or("total")?,
-    })
+    let step = if let Some(fused) = s.get("fusion") {
+        &fused["after"]["time_with_launch_s"]
+    } else if let Some(t) = s.get("step_time_s") {
+        t
+    } else {
+        &s["totals"]["time_with_launch_s"]
+    };
+    Ok(step.as_f64().ok_or("step")?)
 }
 
 #[test]
