@@ -175,12 +175,15 @@ fn every_priced_change_is_what_its_command_shows() -> TestResult {
         let got = step_of_command(cmd, "decode")?;
         assert!(close(got, after, 1e-9), "{cmd}: {got} vs {after}");
         let saving = p["saving_s"].as_f64().ok_or("saving")?;
-        let expected = if p["change"] == "batch × 2" {
-            step - after / 2.0
+        // Batch 2 doubled: 4 sequences, one token each per step; else the current 2.
+        let (expected, tokens) = if p["change"] == "batch × 2" {
+            (step - after / 2.0, 4.0)
         } else {
-            step - after
+            (step - after, 2.0)
         };
         assert!(close(saving, expected, 1e-9), "{cmd}");
+        let rate = p["tokens_per_s"].as_f64().ok_or("tokens_per_s")?;
+        assert!(close(rate, tokens / after, 1e-9), "{cmd}");
     }
     // Ranked by saving, largest first.
     let savings: Vec<f64> = ranked

@@ -190,7 +190,14 @@ pub fn write_advice_table(
             "what to change · {} · each change priced by the same analysis, ranked by the time it saves",
             stage_heading(a)
         )?;
-        let mut t = new_table(&["#", "change", "step after", "saves", "share"]);
+        let mut t = new_table(&[
+            "#",
+            "change",
+            "step after",
+            "saves",
+            "share",
+            "tokens/s after",
+        ]);
         for (i, p) in a.ranked.iter().enumerate() {
             t.add_row(vec![
                 (i + 1).to_string(),
@@ -198,6 +205,7 @@ pub fn write_advice_table(
                 human_seconds(p.step.get()),
                 human_seconds(p.saving.get()),
                 share(p.saving.get(), a.step.get()),
+                crate::headline::rate(p.tokens_per_s),
             ]);
         }
         align_right_from(&mut t, 2);
@@ -239,15 +247,16 @@ pub fn advice_html(advice: &[StageAdvice], base: &[Arg]) -> String {
          \"Getting Started with CUDA Graphs\", 2019).</p>\n",
     );
     for a in advice {
-        h.push_str(&format!("<h3>{}</h3>\n<table>\n<thead><tr><th>#</th><th>change</th><th>step after</th><th>saves</th><th>share</th><th>command</th></tr></thead>\n<tbody>\n", esc(&stage_heading(a))));
+        h.push_str(&format!("<h3>{}</h3>\n<table>\n<thead><tr><th>#</th><th>change</th><th>step after</th><th>saves</th><th>share</th><th>tokens/s after</th><th>command</th></tr></thead>\n<tbody>\n", esc(&stage_heading(a))));
         for (i, p) in a.ranked.iter().enumerate() {
             h.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>\n",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>\n",
                 i + 1,
                 esc(&change_words(&p.change)),
                 esc(&human_seconds(p.step.get())),
                 esc(&human_seconds(p.saving.get())),
                 esc(&share(p.saving.get(), a.step.get())),
+                esc(&crate::headline::rate(p.tokens_per_s)),
                 esc(&command_line(base, &p.change, a.stage)),
             ));
         }
@@ -282,6 +291,8 @@ pub struct PricedDoc {
     pub saving_s: f64,
     /// Devices the changed run takes.
     pub devices: u64,
+    /// The changed run's tokens ÷ its step, tokens/s (one replica).
+    pub tokens_per_s: f64,
     /// The `roofline analyze` command line that shows it.
     pub command: String,
 }
@@ -323,6 +334,7 @@ impl StageAdviceDoc {
                     step_s: p.step.get(),
                     saving_s: p.saving.get(),
                     devices: p.devices,
+                    tokens_per_s: p.tokens_per_s,
                     command: command_line(base, &p.change, a.stage),
                 })
                 .collect(),

@@ -114,6 +114,10 @@ pub struct Priced {
     pub saving: Seconds,
     /// Devices the changed run takes (2 for tensor parallelism × 2, else 1).
     pub devices: u64,
+    /// Tokens per second of the changed run: its tokens (B · seq_len in prefill, B in decode;
+    /// twice that for the doubled batch) ÷ [`Priced::step`], for one replica of
+    /// [`Priced::devices`] devices.
+    pub tokens_per_s: f64,
 }
 
 /// A change that does not apply to this stage, and why.
@@ -171,11 +175,13 @@ pub fn stage_advice(
     let t0 = s.totals.time_with_launch();
     let w = &s.workload;
     let p = w.precisions;
+    let tokens = w.tokens() as f64;
     let priced = |change: Change, step: Seconds, devices: u64| Priced {
         change,
         step,
         saving: t0 - step,
         devices,
+        tokens_per_s: tokens / step.get(),
     };
     let rerun = |change: Change, w2: Workload| -> Outcome {
         match analyze(model, &w2, device, reserve) {
@@ -221,6 +227,7 @@ pub fn stage_advice(
                 step,
                 saving: t0 - step * 0.5,
                 devices: 1,
+                tokens_per_s: a.workload.tokens() as f64 / step.get(),
             })
         }
         Err(e) => na(change, e.to_string()),
@@ -300,11 +307,13 @@ pub fn stage_advice(
     } else if launch.get() <= 0.0 {
         na(change, "the chip's launch overhead is zero")
     } else {
+        let step = s.totals.time + launch;
         Ok(Priced {
             change,
-            step: s.totals.time + launch,
+            step,
             saving: s.totals.launch_overhead - launch,
             devices: 1,
+            tokens_per_s: tokens / step.get(),
         })
     });
 
@@ -394,6 +403,8 @@ mod tests {
         let t4 = s.totals.time.get() + s.totals.launch_overhead.get();
         let t8 = s8.totals.time.get() + s8.totals.launch_overhead.get();
         assert!((b.saving.get() - (t4 - t8 / 2.0)).abs() <= 1e-12 * t4);
+        // 8 sequences, one token each, per step of T₈.
+        assert!((b.tokens_per_s - 8.0 / t8).abs() <= 1e-9 * b.tokens_per_s);
         assert!(a
             .ranked
             .windows(2)
