@@ -140,7 +140,7 @@ pub fn command_line(base: &[Arg], change: &Change, stage: Stage) -> String {
 /// What a change does, in words.
 pub fn change_words(change: &Change) -> String {
     match *change {
-        Change::Fuse => "fuse kernels (every rule, `--fusion max`)".into(),
+        Change::Fuse => "fuse kernels (every rule: --fusion max)".into(),
         Change::Batch { batch } => format!("batch {batch} (per-token time)"),
         Change::WeightOnly {
             weight,
@@ -247,10 +247,10 @@ pub fn advice_html(advice: &[StageAdvice], base: &[Arg]) -> String {
          \"Getting Started with CUDA Graphs\", 2019).</p>\n",
     );
     for a in advice {
-        h.push_str(&format!("<h3>{}</h3>\n<table>\n<thead><tr><th>#</th><th>change</th><th>step after</th><th>saves</th><th>share</th><th>tokens/s after</th><th>command</th></tr></thead>\n<tbody>\n", esc(&stage_heading(a))));
+        h.push_str(&format!("<h3>{}</h3>\n<table>\n<thead><tr><th>#</th><th class=\"text\">change</th><th>step after</th><th>saves</th><th>share</th><th>tokens/s after</th><th class=\"text\">command</th></tr></thead>\n<tbody>\n", esc(&stage_heading(a))));
         for (i, p) in a.ranked.iter().enumerate() {
             h.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>\n",
+                "<tr><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"text\"><code>{}</code></td></tr>\n",
                 i + 1,
                 esc(&change_words(&p.change)),
                 esc(&human_seconds(p.step.get())),
