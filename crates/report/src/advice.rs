@@ -159,6 +159,14 @@ pub fn change_words(change: &Change) -> String {
     }
 }
 
+/// A priced change in words, marked when its run does not fit the chip's memory.
+fn priced_words(p: &roofline_core::serve::advice::Priced) -> String {
+    match p.fits {
+        Some(false) => format!("{} (does not fit)", change_words(&p.change)),
+        _ => change_words(&p.change),
+    }
+}
+
 /// The heading of a stage's advice: `prefill (TTFT 244.23 ms)`.
 fn stage_heading(a: &StageAdvice) -> String {
     let what = match a.stage {
@@ -201,7 +209,7 @@ pub fn write_advice_table(
         for (i, p) in a.ranked.iter().enumerate() {
             t.add_row(vec![
                 (i + 1).to_string(),
-                change_words(&p.change),
+                priced_words(p),
                 human_seconds(p.step.get()),
                 human_seconds(p.saving.get()),
                 share(p.saving.get(), a.step.get()),
@@ -252,7 +260,7 @@ pub fn advice_html(advice: &[StageAdvice], base: &[Arg]) -> String {
             h.push_str(&format!(
                 "<tr><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"text\"><code>{}</code></td></tr>\n",
                 i + 1,
-                esc(&change_words(&p.change)),
+                esc(&priced_words(p)),
                 esc(&human_seconds(p.step.get())),
                 esc(&human_seconds(p.saving.get())),
                 esc(&share(p.saving.get(), a.step.get())),
@@ -291,6 +299,9 @@ pub struct PricedDoc {
     pub saving_s: f64,
     /// Devices the changed run takes.
     pub devices: u64,
+    /// Whether the changed run fits the chip's memory (`null`: capacity unknown); a change
+    /// that does not fit where the current run does is not applicable instead.
+    pub fits: Option<bool>,
     /// The changed run's tokens ÷ its step, tokens/s (one replica).
     pub tokens_per_s: f64,
     /// The `roofline analyze` command line that shows it.
@@ -334,6 +345,7 @@ impl StageAdviceDoc {
                     step_s: p.step.get(),
                     saving_s: p.saving.get(),
                     devices: p.devices,
+                    fits: p.fits,
                     tokens_per_s: p.tokens_per_s,
                     command: command_line(base, &p.change, a.stage),
                 })

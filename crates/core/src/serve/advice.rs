@@ -25,13 +25,17 @@
 //!   launch overhead a graph removes; the time a kernel runs is unchanged.
 //!
 //! Nothing is estimated by a rule of thumb: every step comes from the analysis functions the
-//! current step came from. A change that does not apply is kept, with the reason.
+//! current step came from. A change that does not apply is kept, with the reason; a change
+//! whose run does not fit the chip's memory ([`crate::memory::MemoryFootprint::fits`]) when
+//! the current run does is one of them (the doubled batch is whenever it does not fit); when
+//! the current run does not fit either, the change is priced and marked
+//! ([`Priced::fits`]).
 
 use crate::analysis::{analyze, StageAnalysis};
 use crate::comm::System;
 use crate::device::Device;
 use crate::fusion::{compare_preset, Preset};
-use crate::memory::Reserve;
+use crate::memory::{MemoryFootprint, Reserve};
 use crate::model::Transformer;
 use crate::parallel::{analyze_parallel, Layout};
 use crate::precision::Precision;
@@ -114,6 +118,9 @@ pub struct Priced {
     pub saving: Seconds,
     /// Devices the changed run takes (2 for tensor parallelism × 2, else 1).
     pub devices: u64,
+    /// Whether the changed run fits the chip's memory (per device under tensor parallelism);
+    /// `None` when the capacity is unknown.
+    pub fits: Option<bool>,
     /// Tokens per second of the changed run: its tokens (B · seq_len in prefill, B in decode;
     /// twice that for the doubled batch) ÷ [`Priced::step`], for one replica of
     /// [`Priced::devices`] devices.
@@ -152,6 +159,15 @@ fn na(change: Change, reason: impl Into<String>) -> Outcome {
     })
 }
 
+/// `does not fit: 105.7 GB of 80.0 GB`: the footprint against the capacity.
+fn does_not_fit(m: &MemoryFootprint) -> String {
+    format!(
+        "does not fit: {:.1} GB of {:.1} GB",
+        m.total().get() / 1e9,
+        m.capacity.map_or(f64::NAN, |c| c.get() / 1e9)
+    )
+}
+
 /// The changes for each of `stages` (analyses of `model` on `device` keeping `reserve`).
 pub fn advise(
     model: &Transformer,
@@ -176,16 +192,25 @@ pub fn stage_advice(
     let w = &s.workload;
     let p = w.precisions;
     let tokens = w.tokens() as f64;
-    let priced = |change: Change, step: Seconds, devices: u64| Priced {
-        change,
-        step,
-        saving: t0 - step,
-        devices,
-        tokens_per_s: tokens / step.get(),
+    let base_fits = s.memory.fits();
+    // A changed run that does not fit where the current one does is not applicable.
+    let priced = |change: Change, step: Seconds, devices: u64, memory: &MemoryFootprint| {
+        let fits = memory.fits();
+        if fits == Some(false) && base_fits != Some(false) {
+            return na(change, does_not_fit(memory));
+        }
+        Ok(Priced {
+            change,
+            step,
+            saving: t0 - step,
+            devices,
+            fits,
+            tokens_per_s: tokens / step.get(),
+        })
     };
     let rerun = |change: Change, w2: Workload| -> Outcome {
         match analyze(model, &w2, device, reserve) {
-            Ok(a) => Ok(priced(change, a.totals.time_with_launch(), 1)),
+            Ok(a) => priced(change, a.totals.time_with_launch(), 1, &a.memory),
             Err(e) => na(change, e.to_string()),
         }
     };
@@ -203,7 +228,8 @@ pub fn stage_advice(
             Ok(c) if c.after.kernels >= c.before.kernels && c.after.time >= c.before.time => {
                 na(Change::Fuse, "no fusion rule applies to this graph")
             }
-            Ok(c) => Ok(priced(Change::Fuse, c.after.time_with_launch(), 1)),
+            // Fusion keeps the tensors and the weights: the footprint is the current one.
+            Ok(c) => priced(Change::Fuse, c.after.time_with_launch(), 1, &s.memory),
             Err(e) => na(Change::Fuse, e.to_string()),
         },
     );
@@ -212,14 +238,9 @@ pub fn stage_advice(
     let b2 = w.batch.saturating_mul(2);
     let change = Change::Batch { batch: b2 };
     outcomes.push(match analyze(model, &w.with_batch(b2), device, reserve) {
-        Ok(a) if a.memory.fits() == Some(false) => na(
-            change,
-            format!(
-                "batch {b2} does not fit: {:.3} GB of {:.3} GB",
-                a.memory.total().get() / 1e9,
-                a.memory.capacity.map_or(f64::NAN, |c| c.get() / 1e9)
-            ),
-        ),
+        Ok(a) if a.memory.fits() == Some(false) => {
+            na(change, format!("batch {b2} {}", does_not_fit(&a.memory)))
+        }
         Ok(a) => {
             let step = a.totals.time_with_launch();
             Ok(Priced {
@@ -227,6 +248,7 @@ pub fn stage_advice(
                 step,
                 saving: t0 - step * 0.5,
                 devices: 1,
+                fits: a.memory.fits(),
                 tokens_per_s: a.workload.tokens() as f64 / step.get(),
             })
         }
@@ -282,7 +304,7 @@ pub fn stage_advice(
         Ok(system) => match layout.validate(model) {
             Err(e) => na(change, e.to_string()),
             Ok(()) => match analyze_parallel(model, w, &system, layout, reserve) {
-                Ok(ps) => Ok(priced(change, ps.step_time(), ps.devices)),
+                Ok(ps) => priced(change, ps.step_time(), ps.devices, &ps.memory),
                 Err(e) => na(change, e.to_string()),
             },
         },
@@ -313,6 +335,7 @@ pub fn stage_advice(
             step,
             saving: s.totals.launch_overhead - launch,
             devices: 1,
+            fits: base_fits,
             tokens_per_s: tokens / step.get(),
         })
     });
@@ -442,6 +465,25 @@ mod tests {
         let a = stage_advice(&m, &s, &chip, Reserve::DEFAULT);
         let r = why(&a, "batch × 2").ok_or("not applicable")?;
         assert!(r.starts_with("batch 32 does not fit"), "{r}");
+        Ok(())
+    }
+
+    #[test]
+    fn when_the_current_run_does_not_fit_changes_are_priced_and_marked(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        // The A6000 cut to 10 GB: Llama-2-7B's bf16 weights alone are 6.74e9 · 2 B = 13.5 GB.
+        // int4 with an fp16 scale per 128: 6.74e9 · (0.5 + 2/128) B = 3.47 GB, + the KV cache
+        // 2 · 32 · 4096 · 2 B · 2049 tokens = 1.07 GB, + the 10 % reserve 1 GB = 5.5 GB: fits.
+        let m = llama2_7b();
+        let mut chip = a6000();
+        chip.memory[0].capacity = Some(crate::cited::Cited::new(crate::units::Bytes(10e9), "test"));
+        let s = analyze(&m, &Workload::decode(1, 2048), &chip, Reserve::DEFAULT)?;
+        assert_eq!(s.memory.fits(), Some(false));
+        let a = stage_advice(&m, &s, &chip, Reserve::DEFAULT);
+        assert_eq!(find(&a, "int4 weight-only").ok_or("int4")?.fits, Some(true));
+        // FlashAttention leaves the weights: still over, priced and marked.
+        assert_eq!(find(&a, "FlashAttention").ok_or("flash")?.fits, Some(false));
+        assert!(why(&a, "batch × 2").is_some_and(|r| r.contains("does not fit")));
         Ok(())
     }
 }
