@@ -504,22 +504,22 @@ EXTRA_NOTES = {
     "tpu-v4": ["FP32 peak is not published: only bf16 and int8 peaks.",
                "ICI per-chip bandwidth is not in the Cloud doc: the interconnect has no bandwidth.",
                "sm_count counts TensorCores (2), not SM-like units.",
-               "launch_overhead is a placeholder (XLA runs compiled programs, no per-kernel host launch)."],
+               "launch_overhead is a placeholder, paid once per step (XLA runs a step as one compiled program, no per-kernel host launch)."],
     "tpu-v5e": ["FP32 peak is not published: only bf16 and int8 peaks.",
                 "sm_count counts TensorCores (1), not SM-like units.",
-                "launch_overhead is a placeholder (XLA runs compiled programs, no per-kernel host launch)."],
+                "launch_overhead is a placeholder, paid once per step (XLA runs a step as one compiled program, no per-kernel host launch)."],
     "tpu-v5p": ["FP32 peak is not published: only bf16 and int8 peaks.",
                 "sm_count counts TensorCores (2), not SM-like units.",
-                "launch_overhead is a placeholder (XLA runs compiled programs, no per-kernel host launch)."],
+                "launch_overhead is a placeholder, paid once per step (XLA runs a step as one compiled program, no per-kernel host launch)."],
     "gaudi2": ["Only BF16/FP8 MME peaks are published: no fp32/tf32/fp16/int8 peak.",
                "The 48 MB on-die SRAM is software-managed (level sram). sm_count omitted: 24 TPCs + 2 MMEs.",
                "RoCE bandwidth is published per direction (300 GB/s); stored doubled as the bidirectional aggregate.",
-               "launch_overhead is a placeholder (graph-compiled execution), not measured."],
+               "launch_overhead is a placeholder, paid once per step (graph-compiled execution), not measured."],
     "gaudi3": ["bf16/fp8 use the spec 1,835 TFLOP/s (1.75 GHz); shipping parts at 1.6 GHz give 1,677 - "
                "measure or write a chip file for the as-shipped figure.",
                "The 96 MB on-die SRAM is stored as level sram. sm_count omitted: 64 TPCs + 8 MMEs.",
                "RoCE bandwidth is published per direction (600 GB/s); stored doubled as the bidirectional aggregate.",
-               "launch_overhead is a placeholder (graph-compiled execution), not measured."],
+               "launch_overhead is a placeholder, paid once per step (graph-compiled execution), not measured."],
     "m1-max": ["Only an FP32 GPU peak (launch-event figure, FLAG); Neural Engine ~11 TOPS is a separate "
                "engine with unstated precision and is not used.",
                "Unified LPDDR5 memory; no separate host link.",
@@ -539,11 +539,12 @@ EXTRA_NOTES = {
 
 LAUNCH = {
     "gpu": (5e-6, "typical CUDA/HIP kernel launch overhead, 5-10 µs per launch (roofline seed); lower end"),
-    "tpu": (5e-6, "placeholder, not measured: TPUs run XLA-compiled programs with no per-kernel host launch; "
-                  "the CUDA/HIP seed's lower end (5 µs per launch) is kept so that kernel counts are charged "
-                  "comparably - FLAG, measure for real numbers"),
-    "gaudi": (5e-6, "placeholder, not measured: Gaudi runs graph-compiled recipes (SynapseAI); the CUDA/HIP "
-                    "seed's lower end (5 µs per launch) is used - FLAG, measure for real numbers"),
+    "tpu": (5e-6, "placeholder, not measured: TPUs run a step as one XLA-compiled program (no per-kernel host "
+                  "launch), charged once per step; the CUDA/HIP seed's lower end (5 µs) stands for that one "
+                  "dispatch - FLAG, measure for real numbers"),
+    "gaudi": (5e-6, "placeholder, not measured: Gaudi runs a step as one graph-compiled recipe (SynapseAI), "
+                    "charged once per step; the CUDA/HIP seed's lower end (5 µs) stands for that one launch - "
+                    "FLAG, measure for real numbers"),
     "apple": (5e-6, "placeholder, not measured: Metal compute dispatch; the CUDA/HIP seed's lower end "
                     "(5 µs per launch) is used - FLAG, measure for real numbers"),
 }
@@ -804,6 +805,9 @@ class Row:
         if smem is not None:
             lines.append(f"shared_memory_per_sm_bytes = {cited(smem[0], smem[1], integer=True)}")
         lines.append(f"launch_overhead_s = {cited(*launch)}")
+        if self.id.startswith("tpu") or self.id.startswith("gaudi"):
+            # one compiled program per step: the launch is paid once per step, not per kernel
+            lines.append('launch_model = "per_program"')
         for table, lk in (("interconnect", link), ("host", host)):
             if lk is None:
                 continue

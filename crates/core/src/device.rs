@@ -154,6 +154,42 @@ impl Link {
     }
 }
 
+/// How a chip's runtime launches the kernels of one step.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchModel {
+    /// Each kernel is one host launch costing the launch overhead: CUDA and HIP streams,
+    /// Metal dispatches ("the launch time on the CPU side is between 5-20 microseconds",
+    /// Meta HolisticTraceAnalysis, CUDA kernel launch statistics).
+    #[default]
+    PerKernel,
+    /// The step is one compiled program launched once (XLA on TPUs, SynapseAI graph mode on
+    /// Gaudi): no per-kernel host launch, one launch overhead per step.
+    PerProgram,
+}
+
+impl LaunchModel {
+    /// Launches a step of `kernels` kernels costs: `kernels` per kernel, 1 per program (0 for
+    /// an empty step).
+    #[inline]
+    pub fn launches(self, kernels: u64) -> u64 {
+        match self {
+            LaunchModel::PerKernel => kernels,
+            LaunchModel::PerProgram => kernels.min(1),
+        }
+    }
+
+    /// Short id as chip files spell it (`per_kernel`, `per_program`).
+    pub fn id(self) -> &'static str {
+        match self {
+            LaunchModel::PerKernel => "per_kernel",
+            LaunchModel::PerProgram => "per_program",
+        }
+    }
+}
+
 /// A chip, as the cost model sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Device {
@@ -172,8 +208,14 @@ pub struct Device {
     pub sm_count: Option<Cited<u32>>,
     /// Largest shared memory (software-managed SRAM) one SM can use, in bytes, where known.
     pub shared_memory_per_sm: Option<Cited<Bytes>>,
-    /// Fixed cost of launching one kernel, in seconds.
+    /// Fixed cost of launching one kernel, in seconds (one compiled program per step under
+    /// [`LaunchModel::PerProgram`]).
     pub launch_overhead: Cited<Seconds>,
+    /// How the chip's runtime launches a step's kernels: one host launch per kernel (CUDA,
+    /// HIP, Metal) or one compiled program per step (XLA on TPUs, graph-compiled SynapseAI on
+    /// Gaudi).
+    #[serde(default)]
+    pub launch_model: LaunchModel,
     /// Chip-to-chip fabric, where it has one.
     pub interconnect: Option<Link>,
     /// Link to the host, where known.
@@ -315,6 +357,16 @@ impl Device {
         }
     }
 
+    /// The cost of launching one kernel, seconds: the launch overhead where each kernel is a
+    /// host launch ([`LaunchModel::PerKernel`]), 0 where a step is one compiled program
+    /// ([`LaunchModel::PerProgram`], which pays the overhead once per step).
+    pub fn kernel_launch(&self) -> Seconds {
+        match self.launch_model {
+            LaunchModel::PerKernel => self.launch_overhead.value,
+            LaunchModel::PerProgram => Seconds::ZERO,
+        }
+    }
+
     /// The main-memory level (HBM, GDDR, DRAM), if described.
     pub fn main_memory(&self) -> Option<&MemoryLevel> {
         self.memory.iter().find(|m| m.kind == MemoryKind::Main)
@@ -377,6 +429,7 @@ impl Device {
                 sm_count: None,
                 shared_memory_per_sm: None,
                 launch_overhead: Cited::new(Seconds::ZERO, "not given"),
+                launch_model: LaunchModel::PerKernel,
                 interconnect: None,
                 host_link: None,
                 platform: None,

@@ -360,6 +360,7 @@ impl Measurement {
             )),
             shared_memory_per_sm: None,
             launch_overhead: launch,
+            launch_model: crate::device::LaunchModel::PerKernel,
             interconnect: None,
             host_link: None,
             platform: None,

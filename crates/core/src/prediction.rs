@@ -591,6 +591,7 @@ mod tests {
             sm_count: None,
             shared_memory_per_sm: None,
             launch_overhead: Cited::new(Seconds(1e-6), "test"),
+            launch_model: crate::device::LaunchModel::PerKernel,
             interconnect: None,
             host_link: None,
             platform: None,

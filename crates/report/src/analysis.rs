@@ -73,8 +73,13 @@ pub fn workload_line(s: &StageAnalysis) -> String {
     let p = w.precisions;
     let lengths = match w.stage {
         roofline_core::workload::Stage::Prefill => format!(
-            "sequence length {}, logits on {}",
+            "sequence length {}{}, logits on {}",
             w.seq_len,
+            if w.cached > 0 {
+                format!(" after {} cached tokens", w.cached)
+            } else {
+                String::new()
+            },
             match w.logits {
                 roofline_core::workload::Logits::All => "every position",
                 _ => "the last position",
@@ -173,8 +178,12 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
         let tot = &s.totals;
         writeln!(
             out,
-            "per row: one execution; count = executions per forward pass. bandwidth {}, launch overhead per kernel {}",
+            "per row: one execution; count = executions per forward pass. bandwidth {}, launch overhead {} {}",
             crate::units::human_bytes_per_s(bw),
+            match r.device.launch_model {
+                roofline_core::device::LaunchModel::PerKernel => "per kernel",
+                roofline_core::device::LaunchModel::PerProgram => "once per step (one compiled program)",
+            },
             human_seconds(r.device.launch_overhead.value.get()),
         )?;
         writeln!(

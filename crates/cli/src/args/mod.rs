@@ -5,6 +5,7 @@
 mod analyze;
 pub(crate) mod common;
 mod fuse;
+mod generate;
 mod hardware;
 mod import;
 mod mbu;
@@ -20,6 +21,7 @@ mod values;
 pub use analyze::AnalyzeArgs;
 pub use common::FormatArg;
 pub use fuse::FuseArgs;
+pub use generate::{GenerateArgs, PrecisionArgs};
 pub use hardware::{CompareArgs, HardwareCommand};
 pub use import::ImportArgs;
 pub use mbu::MbuArgs;
@@ -75,6 +77,10 @@ pub enum Command {
     /// One training step on many devices: the roofline bound beside an estimate at published
     /// efficiencies, memory per GPU, pipeline stages and the MFU waterfall (`--plot`).
     Train(TrainArgs),
+    /// One request whole: TTFT, TPOT (both conventions), end-to-end latency and tokens/s, the
+    /// roofline bound beside an estimate; the batch and context that fit (`--max-batch`),
+    /// chunked prefill, speculative decoding and disaggregated serving priced.
+    Generate(GenerateArgs),
     /// Sweep batch, length, precision and chip: each operator's bound and crossover batch.
     Sweep(SweepArgs),
     /// Import a profile (`ncu --csv`, a PyTorch profiler trace) or an empirical roof (mixbench,

@@ -77,6 +77,23 @@ pub struct SweepArgs {
     /// --tp (ring attention over the chunks of each prompt).
     #[arg(long, value_parser = parse_degree)]
     pub cp: Option<u32>,
+    /// Throughput against latency: each batch, --tp degree, precision and chip serves a request
+    /// of --seq-len prompt tokens and --generate output tokens; tokens/s per device against
+    /// TPOT (and TTFT), bound and estimate, the Pareto front marked (`--plot` draws it).
+    #[arg(long)]
+    pub pareto: bool,
+    /// With --pareto: output tokens per request (N).
+    #[arg(long, default_value_t = 256, value_parser = super::values::parse_positive)]
+    pub generate: u64,
+    /// With --pareto: the TPOT target (`50ms`): the best throughput that meets it.
+    #[arg(long, value_parser = super::values::parse_step_time)]
+    pub slo_tpot: Option<f64>,
+    /// With --pareto: the TTFT target (`1s`).
+    #[arg(long, value_parser = super::values::parse_step_time)]
+    pub slo_ttft: Option<f64>,
+    /// With --pareto: the estimate launches each step once, as a CUDA graph.
+    #[arg(long)]
+    pub cuda_graphs: bool,
     /// `--plot FILE` draws throughput and latency against batch, and each operator's intensity
     /// against batch with the ridge (`.svg` or `.png`); `--force` overwrites it.
     #[command(flatten)]

@@ -61,7 +61,7 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
                         preset,
                         precisions.act,
                         &device,
-                        device.launch_overhead.value,
+                        device.kernel_launch(),
                     )
                 })
                 .collect::<Result<Vec<_>, _>>()
@@ -180,6 +180,20 @@ pub(crate) fn command_args(a: &AnalyzeArgs) -> Vec<Arg> {
 /// The precisions the flags give: `--precision` for all three, overridden per tensor kind, with
 /// group-wise scale bytes and W8A8.
 pub(crate) fn precisions(a: &AnalyzeArgs) -> Result<Precisions, CliError> {
+    precisions_of(&crate::args::PrecisionArgs {
+        precision: a.precision,
+        weight_precision: a.weight_precision,
+        kv_precision: a.kv_precision,
+        group_size: a.group_size,
+        scale_precision: a.scale_precision,
+        zero_point_precision: a.zero_point_precision,
+        w8a8: a.w8a8,
+    })
+}
+
+/// The precisions `--precision`, `--weight-precision`, `--kv-precision`, `--group-size`,
+/// `--scale-precision`, `--zero-point-precision` and `--w8a8` give.
+pub(crate) fn precisions_of(a: &crate::args::PrecisionArgs) -> Result<Precisions, CliError> {
     let default_weight = if a.w8a8 {
         roofline_core::precision::Precision::Int8
     } else {

@@ -12,7 +12,7 @@ pub fn run(a: &FuseArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let launch = a
         .launch_overhead
         .map(roofline_core::units::Seconds)
-        .unwrap_or(device.launch_overhead.value);
+        .unwrap_or(device.kernel_launch());
     let spec = ChainSpec {
         ops: a.chain.clone(),
         tokens: a.tokens,

@@ -4,6 +4,7 @@ mod analyze;
 mod analyze_parallel;
 mod collective;
 mod fuse;
+mod generate;
 mod hardware;
 mod import;
 mod measure;
@@ -14,6 +15,7 @@ mod plan;
 mod plot;
 mod report;
 mod sweep;
+mod sweep_pareto;
 mod train;
 mod train_plan;
 
@@ -30,6 +32,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Op(a) => op::run(&a, out),
         Command::Report(a) => report::run(&a, out),
         Command::Fuse(a) => fuse::run(&a, out),
+        Command::Generate(a) => generate::run(&a, out),
         Command::Measure(a) => match &a.command {
             Some(crate::args::MeasureCommand::Kernels(k)) => measure_kernels::run(k, out),
             None => measure::run(&a, out),

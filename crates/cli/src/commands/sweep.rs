@@ -17,6 +17,22 @@ use roofline_report::sweep_plot::render_sweep;
 use std::io::Write;
 
 pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if a.pareto {
+        return super::sweep_pareto::run(a, out);
+    }
+    let pareto_only = [
+        ("--slo-tpot", a.slo_tpot.is_some()),
+        ("--slo-ttft", a.slo_ttft.is_some()),
+        ("--cuda-graphs", a.cuda_graphs),
+    ];
+    if let Some((flag, _)) = pareto_only.iter().find(|(_, on)| *on) {
+        return Err(CliError::bad_input(
+            format!("`{flag}` goes with `--pareto`"),
+            Some(format!(
+                "add --pareto to serve whole requests against {flag}"
+            )),
+        ));
+    }
     // A bad --plot path fails before any work.
     let plot = match &a.plot.plot {
         Some(path) => {

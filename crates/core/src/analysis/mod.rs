@@ -382,7 +382,13 @@ impl<'r, 'd> Walk<'r, 'd> {
     fn finish(self) -> Result<Totals, DeviceError> {
         match self.missing {
             Some(compute) => Err(self.roofs.missing_peak(compute)),
-            None => Ok(self.totals.with_launch(self.roofs.launch)),
+            None => {
+                let mut t = self.totals.with_launch(self.roofs.launch);
+                if t.kernels > 0 {
+                    t.launch_overhead += self.roofs.per_step;
+                }
+                Ok(t)
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! A chip's roofs resolved once for a workload: the peak and bandwidth each node is held
 //! against.
 
-use crate::device::{Device, DeviceError};
+use crate::device::{Device, DeviceError, LaunchModel};
 use crate::ops::Compute;
 use crate::precision::Precision;
 use crate::roofline::Roof;
@@ -36,8 +36,12 @@ pub struct ChipRoofs<'d> {
     peaks: [Option<FlopPerSec>; Compute::SLOTS],
     /// Main-memory bandwidth, B/s.
     pub bandwidth: BytesPerSec,
-    /// Launch overhead of one kernel, seconds.
+    /// Launch overhead of one kernel, seconds (0 on a chip that runs a step as one compiled
+    /// program, [`LaunchModel::PerProgram`]).
     pub launch: Seconds,
+    /// Launch overhead of one step's compiled program, seconds (0 on a chip that launches
+    /// each kernel, [`LaunchModel::PerKernel`]).
+    pub per_step: Seconds,
 }
 
 /// `p`'s place in [`Precision::ALL`] (declaration order; a test checks they agree).
@@ -80,7 +84,14 @@ impl<'d> ChipRoofs<'d> {
             act,
             peaks,
             bandwidth,
-            launch: device.launch_overhead.value,
+            launch: match device.launch_model {
+                LaunchModel::PerKernel => device.launch_overhead.value,
+                LaunchModel::PerProgram => Seconds::ZERO,
+            },
+            per_step: match device.launch_model {
+                LaunchModel::PerKernel => Seconds::ZERO,
+                LaunchModel::PerProgram => device.launch_overhead.value,
+            },
         })
     }
 

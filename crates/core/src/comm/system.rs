@@ -129,6 +129,22 @@ impl System {
         })
     }
 
+    /// One `chip` alone: one node of one device, no links (what a single-device analysis runs
+    /// on when the chip is sold in no node the catalog describes).
+    pub fn single(chip: &Device) -> Self {
+        Self {
+            id: chip.id.clone(),
+            name: format!("1 × {}", chip.name),
+            chip: chip.clone(),
+            gpus_per_node: 1,
+            nodes: 1,
+            gpus_per_node_source: "one device".into(),
+            nodes_source: "one device".into(),
+            fabric: Fabric::default(),
+            notes: Vec::new(),
+        }
+    }
+
     /// `devices` of `chip` in the chip's default node ([`Device::platform`]): one node when
     /// they fit in one (fewer GPUs than the node holds use the same links), else whole nodes.
     ///

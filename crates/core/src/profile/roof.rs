@@ -180,6 +180,7 @@ impl EmpiricalRoof {
                 Seconds(launch),
                 "assumed: the roof file does not measure a launch overhead",
             ),
+            launch_model: crate::device::LaunchModel::PerKernel,
             interconnect: None,
             host_link: None,
             platform: None,

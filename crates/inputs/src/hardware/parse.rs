@@ -100,6 +100,9 @@ struct ComputeFile {
     sm_count: Option<FileCited<u32>>,
     shared_memory_per_sm_bytes: Option<FileCited<f64>>,
     launch_overhead_s: FileCited<f64>,
+    /// `per_kernel` (the default) or `per_program`.
+    #[serde(default)]
+    launch_model: roofline_core::device::LaunchModel,
 }
 
 #[derive(Debug, Deserialize)]
@@ -227,6 +230,7 @@ pub fn parse_device(text: &str, origin: &str) -> Result<Device, InputError> {
         sm_count: compute.sm_count,
         shared_memory_per_sm: compute.shared_memory_per_sm,
         launch_overhead: compute.launch_overhead,
+        launch_model: compute.launch_model,
         interconnect: checked_link(origin, "interconnect", file.interconnect)?,
         host_link: checked_link(origin, "host", file.host)?,
         platform: super::platform::checked_platform(origin, file.platform)?,
@@ -336,6 +340,7 @@ struct Compute {
     sm_count: Option<Cited<u32>>,
     shared_memory_per_sm: Option<Cited<Bytes>>,
     launch_overhead: Cited<Seconds>,
+    launch_model: roofline_core::device::LaunchModel,
 }
 
 /// The `[compute]` table: 0 < SMs ≤ [`MAX_SM_COUNT`], shared memory within
@@ -386,5 +391,6 @@ fn checked_compute(origin: &str, file: ComputeFile) -> Result<Compute, InputErro
         sm_count,
         shared_memory_per_sm,
         launch_overhead: Cited::new(Seconds(launch.value), launch.source),
+        launch_model: file.launch_model,
     })
 }

@@ -189,6 +189,9 @@ pub fn device_to_toml(device: &Device) -> String {
             &device.launch_overhead.source
         )
     );
+    if device.launch_model != roofline_core::device::LaunchModel::PerKernel {
+        let _ = writeln!(out, "launch_model = \"{}\"", device.launch_model.id());
+    }
 
     if let Some(l) = &device.interconnect {
         write_link(&mut out, "interconnect", l);

@@ -21,6 +21,7 @@ pub mod analyze;
 pub mod collective;
 pub mod explain;
 pub mod fuse;
+pub mod generate;
 pub mod hardware;
 pub mod measure;
 pub mod mfu;
@@ -346,6 +347,16 @@ pub fn schemas() -> Vec<(&'static str, &'static str, Schema)> {
             schema_of::<measure::KernelsCheckDoc>(),
         ),
         ("train", "roofline train", schema_of::<train::TrainDoc>()),
+        (
+            "generate",
+            "roofline generate",
+            schema_of::<generate::GenerateDoc>(),
+        ),
+        (
+            "sweep-pareto",
+            "roofline sweep --pareto",
+            schema_of::<crate::pareto::ParetoDoc>(),
+        ),
         (
             "report",
             "roofline report --out FILE",

@@ -33,6 +33,7 @@ mod comm_draw;
 mod draw;
 pub(crate) mod frame;
 mod layout;
+pub mod pareto;
 mod png;
 pub mod waterfall;
 
