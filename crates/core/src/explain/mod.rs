@@ -31,7 +31,8 @@
 //! #   memory: vec![MemoryLevel { kind: MemoryKind::Main, name: "HBM3".into(),
 //! #     bandwidth: Some(Cited::new(BytesPerSec(3.35e12), "datasheet")), capacity: None }],
 //! #   sm_count: None, shared_memory_per_sm: None,
-//! #   launch_overhead: Cited::new(Seconds(5e-6), "typical"), interconnect: None,
+//! #   launch_overhead: Cited::new(Seconds(5e-6), "typical"),
+//! #   launch_model: roofline_core::device::LaunchModel::PerKernel, interconnect: None,
 //! #   host_link: None, platform: None, notes: vec![] };
 //! let op = Op::Gemm(Gemm::uniform(1, 4096, 4096, Precision::Bf16));
 //! let d = explain_op("gemm", &op, &device, Precision::Bf16)?;
