@@ -22,7 +22,9 @@
 //! - **CUDA graphs**: the step's kernels launched as one graph, one launch per step instead
 //!   of one per kernel: T₀ − (k − 1)·λ for k kernels of launch overhead λ. NVIDIA's "Getting
 //!   Started with CUDA Graphs" (A. Gray, NVIDIA Technical Blog, 2019) measures the per-kernel
-//!   launch overhead a graph removes; the time a kernel runs is unchanged.
+//!   launch overhead a graph removes; the time a kernel runs is unchanged. Not applicable on
+//!   a chip that launches one compiled program per step already
+//!   ([`crate::device::LaunchModel::PerProgram`]: XLA on TPUs).
 //!
 //! Nothing is estimated by a rule of thumb: every step comes from the analysis functions the
 //! current step came from. A change that does not apply is kept, with the reason; a change
@@ -324,21 +326,31 @@ pub fn stage_advice(
         kernels: k,
         launch_per_kernel: Seconds(launch.get() / k.max(1) as f64),
     };
-    outcomes.push(if k <= 1 {
-        na(change, "the step is one kernel already")
-    } else if launch.get() <= 0.0 {
-        na(change, "the chip's launch overhead is zero")
-    } else {
-        let step = s.totals.time + launch;
-        Ok(Priced {
-            change,
-            step,
-            saving: s.totals.launch_overhead - launch,
-            devices: 1,
-            fits: base_fits,
-            tokens_per_s: tokens / step.get(),
-        })
-    });
+    outcomes.push(
+        if device.launch_model == crate::device::LaunchModel::PerProgram {
+            na(
+                change,
+                format!(
+                    "{} runs a step as one compiled program, launched once",
+                    device.id
+                ),
+            )
+        } else if k <= 1 {
+            na(change, "the step is one kernel already")
+        } else if launch.get() <= 0.0 {
+            na(change, "the chip's launch overhead is zero")
+        } else {
+            let step = s.totals.time + launch;
+            Ok(Priced {
+                change,
+                step,
+                saving: s.totals.launch_overhead - launch,
+                devices: 1,
+                fits: base_fits,
+                tokens_per_s: tokens / step.get(),
+            })
+        },
+    );
 
     let mut ranked = Vec::new();
     let mut not_applicable = Vec::new();
@@ -484,6 +496,19 @@ mod tests {
         // FlashAttention leaves the weights: still over, priced and marked.
         assert_eq!(find(&a, "FlashAttention").ok_or("flash")?.fits, Some(false));
         assert!(why(&a, "batch × 2").is_some_and(|r| r.contains("does not fit")));
+        Ok(())
+    }
+
+    #[test]
+    fn a_chip_that_launches_one_program_per_step_has_no_graph_to_capture(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let m = llama2_7b();
+        let mut chip = a6000();
+        chip.launch_model = crate::device::LaunchModel::PerProgram;
+        let s = analyze(&m, &Workload::decode(1, 2048), &chip, Reserve::DEFAULT)?;
+        let a = stage_advice(&m, &s, &chip, Reserve::DEFAULT);
+        let r = why(&a, "CUDA graphs").ok_or("not applicable")?;
+        assert!(r.contains("one compiled program"), "{r}");
         Ok(())
     }
 }
