@@ -1,4 +1,5 @@
-//! Rendering of `roofline analyze`: per stage, the operator table, totals and memory.
+//! Rendering of `roofline analyze`: the serving headline, then per stage the operator table,
+//! totals and memory.
 
 use crate::units::{human_bytes, human_flops, human_flops_per_s, human_intensity, human_seconds};
 use crate::{align_right_from, new_table, Format, WriteError};
@@ -30,6 +31,38 @@ pub fn write_analysis(
     match format {
         Format::Table => write_table(report, out),
         Format::Json => crate::doc::write_json(&crate::doc::analyze::AnalyzeDoc::of(report), out),
+        Format::Csv => write_csv(report, out),
+    }
+}
+
+/// Writes `report` with "what to change" (`analyze --advice`): the table output followed by
+/// each stage's ranked changes, or the JSON document with its `advice` member; CSV keeps the
+/// operator rows alone. Commands are built from `base`, the current command line.
+///
+/// # Errors
+/// A failed write.
+pub fn write_analysis_with_advice(
+    report: &AnalyzeReport<'_>,
+    advice: &[roofline_core::serve::advice::StageAdvice],
+    base: &[crate::advice::Arg],
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    match format {
+        Format::Table => {
+            write_table(report, out)?;
+            crate::advice::write_advice_table(advice, base, out)
+        }
+        Format::Json => {
+            let mut doc = crate::doc::analyze::AnalyzeDoc::of(report);
+            doc.advice = Some(
+                advice
+                    .iter()
+                    .map(|a| crate::advice::StageAdviceDoc::of(a, base))
+                    .collect(),
+            );
+            crate::doc::write_json(&doc, out)
+        }
         Format::Csv => write_csv(report, out),
     }
 }
@@ -92,10 +125,13 @@ pub(crate) fn memory_terms(m: &roofline_core::memory::MemoryFootprint) -> String
 
 fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
     let bw = r.device.bandwidth().map(|b| b.get()).unwrap_or(f64::NAN);
-    for (i, s) in r.stages.iter().enumerate() {
-        if i > 0 {
-            writeln!(out)?;
-        }
+    writeln!(
+        out,
+        "{}",
+        crate::headline::headline_line(&roofline_core::serve::headline::of_analyses(r.stages))
+    )?;
+    for s in r.stages {
+        writeln!(out)?;
         writeln!(
             out,
             "{} · {} ({:.2}B parameters) on {} ({}) · {}",

@@ -44,6 +44,11 @@ pub struct HtmlReport<'a> {
     pub derivations: &'a [(String, Derivation)],
     /// The operator `--explain` named, if any (else each stage's largest is derived).
     pub explained: Option<&'a str>,
+    /// What to change in each stage ([`roofline_core::serve::advice::advise`]), shown after
+    /// the stages; empty for none.
+    pub advice: &'a [roofline_core::serve::advice::StageAdvice],
+    /// The command line the advice's commands are built from.
+    pub command: &'a [crate::advice::Arg],
     /// The tool's version, for the footer.
     pub version: &'a str,
 }
@@ -91,7 +96,9 @@ struct Page<'a> {
     plot_heading: &'static str,
     plot_note: &'static str,
     plot: &'a str,
+    headline: String,
     stages: String,
+    advice: String,
     derivations_section: String,
 }
 
@@ -110,7 +117,9 @@ impl Page<'_> {
                 ("plot_heading", self.plot_heading.into()),
                 ("plot_note", self.plot_note.into()),
                 ("plot", self.plot.to_string()),
+                ("headline", self.headline),
                 ("stages", self.stages),
+                ("advice", self.advice),
                 ("derivations_section", self.derivations_section),
             ],
         )
@@ -368,7 +377,15 @@ pub fn render_html(r: &HtmlReport<'_>) -> String {
         plot_heading: "Roofline",
         plot_note: PLOT_NOTE,
         plot: svg,
+        headline: crate::headline::headline_html(&roofline_core::serve::headline::of_analyses(
+            a.stages,
+        )),
         stages: stage_html,
+        advice: if r.advice.is_empty() {
+            String::new()
+        } else {
+            crate::advice::advice_html(r.advice, r.command)
+        },
         derivations_section,
     }
     .render()
@@ -703,7 +720,11 @@ pub fn render_parallel_html(r: &ParallelHtmlReport<'_>) -> String {
         plot_heading: "Roofline",
         plot_note: PARALLEL_PLOT_NOTE,
         plot: svg,
+        headline: crate::headline::headline_html(&roofline_core::serve::headline::of_parallel(
+            a.stages,
+        )),
         stages: stage_html,
+        advice: String::new(),
         derivations_section: PARALLEL_DERIVATIONS.into(),
     }
     .render()
@@ -955,7 +976,9 @@ pub fn render_train_html(r: &TrainHtmlReport<'_>) -> Result<String, crate::Write
         plot_heading: "MFU waterfall",
         plot_note: TRAIN_PLOT_NOTE,
         plot: svg_element(r.svg),
+        headline: String::new(),
         stages: format!("<h2>The step</h2>\n<pre>{}</pre>\n", esc(&tables)),
+        advice: String::new(),
         derivations_section: TRAIN_DERIVATIONS.into(),
     }
     .render())

@@ -11,6 +11,7 @@
 //! assert_eq!(human_seconds(443.8e-6), "443.8 µs");
 //! ```
 
+pub mod advice;
 pub mod analysis;
 pub mod collective;
 pub mod compare;
@@ -19,6 +20,7 @@ pub mod explain;
 pub mod fusion;
 pub mod generate;
 pub mod hardware;
+pub mod headline;
 pub mod hier_plot;
 pub mod html;
 pub mod measure;

@@ -42,6 +42,9 @@ pub fn write_parallel(
                 system: report.system.id.clone(),
                 chip: report.system.chip.id.clone(),
                 system_devices: report.system.devices(),
+                headline: crate::headline::HeadlineDoc::of(
+                    &roofline_core::serve::headline::of_parallel(report.stages),
+                ),
                 stages: report.stages.iter().map(ParallelStageDoc::of).collect(),
             };
             crate::doc::write_json(&doc, out)
@@ -101,10 +104,13 @@ pub(crate) fn layout_line(s: &ParallelStage, layers: u64) -> String {
 }
 
 fn write_table(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
-    for (i, s) in r.stages.iter().enumerate() {
-        if i > 0 {
-            writeln!(out)?;
-        }
+    writeln!(
+        out,
+        "{}",
+        crate::headline::headline_line(&roofline_core::serve::headline::of_parallel(r.stages))
+    )?;
+    for s in r.stages {
+        writeln!(out)?;
         writeln!(
             out,
             "{} · {} on {} ({}) · {} · {}",

@@ -101,7 +101,8 @@ pub mod prelude {
 }
 
 /// Writes the per-operator table of `stages` of `model` on `device` to `out`, as `roofline
-/// analyze` prints it: per stage a heading, one row per operator (count, FLOPs, bytes,
+/// analyze` prints it: the serving headline (TTFT, TPOT, tokens/s:
+/// [`roofline_core::serve::headline`]), then per stage a heading, one row per operator (count, FLOPs, bytes,
 /// arithmetic intensity, ridge, bound, attainable FLOP/s, time, launch, share of the time), the
 /// totals and the memory footprint. Numbers in human units with decimal prefixes (`68.7
 /// GFLOP`, `33.6 MB`, `443.9 µs`).
@@ -121,8 +122,10 @@ pub mod prelude {
 /// let mut out = Vec::new();
 /// write_table(&model, &chip, &[decode], &mut out)?;
 /// let text = String::from_utf8(out)?;
-/// // The heading names the stage, the model and the chip; lm_head is the last operator.
-/// assert!(text.starts_with("decode · llama-2-7b"));
+/// // The serving headline first (a decode step alone gives TPOT and tokens/s), then the
+/// // stage's heading naming the stage, the model and the chip; lm_head is the last operator.
+/// assert!(text.starts_with("serving: TPOT "));
+/// assert!(text.contains("\n\ndecode · llama-2-7b"));
 /// assert!(text.contains("NVIDIA H100") && text.contains("lm_head"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

@@ -37,7 +37,12 @@ fn example_prints_every_operator_with_the_numbers_of_analyze(
     per_op_table::run(per_op_table::DEFAULT_CONFIG, "a6000", &mut out)?;
     let text = String::from_utf8(out)?;
 
-    let (prefill_text, decode_text) = text.split_once("\ndecode · ").ok_or("no decode section")?;
+    // The serving headline, a blank line, then the stages.
+    let (headline, stages) = text.split_once("\n\n").ok_or("no headline")?;
+    assert!(headline.starts_with("serving: TTFT "), "{headline}");
+    let (prefill_text, decode_text) = stages
+        .split_once("\ndecode · ")
+        .ok_or("no decode section")?;
     assert!(
         prefill_text.starts_with("prefill · meta-llama--Llama-2-7b-hf"),
         "{text}"

@@ -69,6 +69,11 @@ pub struct AnalyzeArgs {
     /// (torch.compile-like) or max (every rule), before and after.
     #[arg(long, value_parser = parse_preset)]
     pub fusion: Option<roofline_core::fusion::Preset>,
+    /// Also rank what to change (fusion, batch × 2, int8/int4 weight-only and fp8
+    /// quantization, tensor parallel × 2, FlashAttention, CUDA graphs) by the time each saves
+    /// on each stage's step, each with the command line that shows it.
+    #[arg(long)]
+    pub advice: bool,
     /// A PyTorch profiler trace of this model's run (`roofline import` reads it): predicted
     /// beside measured time per operator, matched by shape and forward order.
     #[arg(long, value_name = "FILE")]

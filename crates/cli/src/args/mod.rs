@@ -3,7 +3,7 @@
 //! ([`values`]).
 
 mod analyze;
-mod common;
+pub(crate) mod common;
 mod fuse;
 mod generate;
 mod hardware;

@@ -17,13 +17,19 @@ pub struct SweepArgs {
     /// Stage: prefill sweeps --seq-len, decode sweeps --context.
     #[arg(long, value_enum, default_value_t = StageArg::Decode)]
     pub stage: StageArg,
-    /// Batches: a list and/or ranges that double (`1,8,32,128`, `1..1024`).
+    /// Batches: numbers and ranges, comma-separated, merged sorted without repeats (at most
+    /// 4096): `1,8,32,128`; `a..b` doubles (`1..1024` is 1, 2, 4, …, 1024); `a..b:s` steps by
+    /// s (`1..256:8` is 1, 9, 17, …, 249: b only when on the grid); `a..b*f` multiplies by a
+    /// whole f ≥ 2 (`1..256*4` is 1, 4, 16, 64, 256).
     #[arg(long, default_value = "1..1024", value_parser = parse_uint_list)]
     pub batch: UintList,
-    /// Prompt lengths for prefill (list or doubling ranges).
+    /// Prompt lengths for prefill: numbers and ranges as --batch takes them (`512,2048`,
+    /// `512..8192` doubling, `1024..8192:1024` stepping, `128..32768*4` multiplying).
     #[arg(long, default_value = "2048", value_parser = parse_uint_list)]
     pub seq_len: UintList,
-    /// Cached tokens for decode (list or doubling ranges).
+    /// Cached tokens for decode: numbers and ranges as --batch takes them (`2048`,
+    /// `1024..32768` doubling, `1024..8192:1024` stepping, `256..65536*4`
+    /// multiplying).
     #[arg(long, default_value = "2048", value_parser = parse_uint_list)]
     pub context: UintList,
     /// Precisions of weights, activations and KV cache, comma-separated (`bf16,fp8`).
@@ -45,7 +51,8 @@ pub struct SweepArgs {
     pub logits: LogitsArg,
     #[command(flatten)]
     pub reserve: ReserveArg,
-    /// Tensor-parallel degrees to sweep (`1,2,4,8`): each batch and length analysed at each
+    /// Tensor-parallel degrees to sweep (`1,2,4,8` or `1..8`, ranges as --batch takes them):
+    /// each batch and length analysed at each
     /// degree on one chip's default node (or --system), and where adding devices stops paying.
     /// Give a short --batch list with it.
     #[arg(long, value_parser = parse_uint_list)]

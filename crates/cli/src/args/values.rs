@@ -331,36 +331,115 @@ pub fn parse_target_percent(s: &str) -> Result<f64, String> {
     parse_percent(s)
 }
 
-/// Whole numbers: a comma-separated list whose items are numbers or ranges `a..b`, which double
-/// from a up to b (`1..1024` is 1, 2, 4, …, 1024): `1,8,32,128`, `1..1024`, `3,16..64`.
+/// Whole numbers: a comma-separated list whose items are numbers or ranges, merged into one
+/// list sorted ascending without repeats:
+///
+/// - `a..b` doubles from a up to b: `1..1024` is 1, 2, 4, …, 1024;
+/// - `a..b:s` steps by s from a: `1..256:8` is 1, 9, 17, …, 249; b is in the list only when it
+///   is on the grid (a + k·s), never added when it is not;
+/// - `a..b*f` multiplies by a whole factor f ≥ 2 from a: `1..256*4` is 1, 4, 16, 64, 256 (b,
+///   again, only when on the grid).
+///
+/// `a..=b` is read as `a..b` (b is always the inclusive bound). At most [`MAX_LIST`] values.
+/// Examples: `1,8,32,128`, `1..1024`, `3,16..64`, `1..64:16`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UintList(pub Vec<u64>);
 
+/// The most values one list may hold: each is a full analysis, and a sweep's table has a row
+/// for each.
+pub const MAX_LIST: usize = 4096;
+
+/// How a range `a..b` steps.
+#[derive(Debug, Clone, Copy)]
+enum RangeStep {
+    /// a, a + s, a + 2s, …
+    Linear(u64),
+    /// a, a·f, a·f², …
+    Factor(u64),
+}
+
 /// Parses a [`UintList`].
 pub fn parse_uint_list(s: &str) -> Result<UintList, String> {
-    let mut out = Vec::new();
+    let mut out: Vec<u64> = Vec::new();
+    let too_many = |item: &str, n: usize| {
+        format!(
+            "`{item}`: the list would hold {n} values, more than {MAX_LIST}: use a larger step \
+             (`a..b:s`), a factor (`a..b*f`), or a shorter range"
+        )
+    };
     for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         let num = |x: &str| {
-            x.trim()
-                .replace('_', "")
-                .parse::<u64>()
-                .map_err(|_| format!("`{x}` is not a whole number"))
+            x.trim().replace('_', "").parse::<u64>().map_err(|_| {
+                format!(
+                    "`{x}` in `{item}` is not a whole number: give numbers and ranges such as \
+                     `1,8,32`, `1..1024`, `1..256:8` or `1..256*4`"
+                )
+            })
         };
-        if let Some((a, b)) = item.split_once("..") {
-            let (a, b) = (num(a)?, num(b.trim_start_matches('='))?);
-            if a == 0 || b < a {
-                return Err(format!(
-                    "`{item}`: a range a..b needs 1 ≤ a ≤ b (it doubles from a up to b)"
-                ));
-            }
-            out.extend(roofline_core::sweep::doubling(a, b));
-        } else {
+        let Some((a, rest)) = item.split_once("..") else {
             out.push(num(item)?);
+            if out.len() > MAX_LIST {
+                return Err(too_many(item, out.len()));
+            }
+            continue;
+        };
+        let (b, step) = if let Some((b, st)) = rest.split_once(':') {
+            (b, RangeStep::Linear(num(st)?))
+        } else if let Some((b, f)) = rest.split_once('*') {
+            (b, RangeStep::Factor(num(f)?))
+        } else {
+            (rest, RangeStep::Factor(2))
+        };
+        let (a, b) = (num(a)?, num(b.trim_start_matches('='))?);
+        if a == 0 || b < a {
+            return Err(format!(
+                "`{item}`: a range a..b needs 1 ≤ a ≤ b: e.g. `1..1024` (doubling), `1..256:8` \
+                 (step 8) or `1..256*4` (factor 4)"
+            ));
+        }
+        match step {
+            RangeStep::Linear(0) => {
+                return Err(format!(
+                    "`{item}`: the step of a..b:s must be at least 1: e.g. `1..256:8` is 1, 9, \
+                     17, …, 249"
+                ))
+            }
+            RangeStep::Linear(st) => {
+                let n = (b - a) / st + 1;
+                let total = out.len() as u64 + n;
+                if total > MAX_LIST as u64 {
+                    return Err(too_many(item, usize::try_from(total).unwrap_or(usize::MAX)));
+                }
+                out.extend((0..n).map(|k| a + k * st));
+            }
+            RangeStep::Factor(f) if f < 2 => {
+                return Err(format!(
+                    "`{item}`: the factor of a..b*f must be a whole number of at least 2: e.g. \
+                     `1..256*4` is 1, 4, 16, 64, 256 (`a..b:s` steps by adding s)"
+                ))
+            }
+            RangeStep::Factor(f) => {
+                let mut v = a;
+                while v <= b {
+                    out.push(v);
+                    match v.checked_mul(f) {
+                        Some(n) => v = n,
+                        None => break,
+                    }
+                }
+                if out.len() > MAX_LIST {
+                    return Err(too_many(item, out.len()));
+                }
+            }
         }
     }
     if out.is_empty() {
-        return Err(format!("`{s}`: give at least one number"));
+        return Err(format!(
+            "`{s}`: give at least one number, e.g. `8` or `1..1024`"
+        ));
     }
+    out.sort_unstable();
+    out.dedup();
     Ok(UintList(out))
 }
 
@@ -649,5 +728,70 @@ mod tests {
         ] {
             assert!(parse_dist(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn linear_ranges_step_and_keep_b_only_on_the_grid() {
+        // 1 + 8k ≤ 256 for k = 0..=31: 1, 9, …, 249 (256 is not 1 + 8k).
+        let want: Vec<u64> = (0..32).map(|k| 1 + 8 * k).collect();
+        assert_eq!(want.last(), Some(&249));
+        assert_eq!(parse_uint_list("1..256:8"), Ok(UintList(want)));
+        // 1, 17, 33, 49 (65 > 64).
+        assert_eq!(
+            parse_uint_list("1..64:16"),
+            Ok(UintList(vec![1, 17, 33, 49]))
+        );
+        // b on the grid: 0·4 + 4 … 16 = 4, 8, 12, 16.
+        assert_eq!(parse_uint_list("4..16:4"), Ok(UintList(vec![4, 8, 12, 16])));
+        assert_eq!(parse_uint_list("5..5:3"), Ok(UintList(vec![5])));
+    }
+
+    #[test]
+    fn geometric_ranges_multiply() {
+        assert_eq!(
+            parse_uint_list("1..256*4"),
+            Ok(UintList(vec![1, 4, 16, 64, 256]))
+        );
+        // 3, 9, 27, 81 (243 > 100).
+        assert_eq!(
+            parse_uint_list("3..100*3"),
+            Ok(UintList(vec![3, 9, 27, 81]))
+        );
+        // Doubling stays the default.
+        assert_eq!(
+            parse_uint_list("3..100"),
+            Ok(UintList(vec![3, 6, 12, 24, 48, 96]))
+        );
+    }
+
+    #[test]
+    fn merged_lists_are_sorted_without_repeats() {
+        // 64, 1, 2, 4, 8, 16, 32, 64, 8, 16, 24, 32 → sorted, each once.
+        assert_eq!(
+            parse_uint_list("64,1..64,8..32:8"),
+            Ok(UintList(vec![1, 2, 4, 8, 16, 24, 32, 64]))
+        );
+    }
+
+    #[test]
+    fn bad_ranges_name_the_value_and_give_a_hint() {
+        for (bad, says) in [
+            ("1..256:0", "step of a..b:s must be at least 1"),
+            (
+                "1..256*1",
+                "factor of a..b*f must be a whole number of at least 2",
+            ),
+            ("1..256*x", "`x` in `1..256*x` is not a whole number"),
+            ("0..8:2", "needs 1 ≤ a ≤ b"),
+            ("1..5000:1", "would hold 5000 values, more than 4096"),
+            ("1..4096:1,5000", "would hold 4097 values"),
+        ] {
+            let e = parse_uint_list(bad).err().unwrap_or_default();
+            assert!(e.contains(says), "{bad}: {e}");
+            let hint = ["e.g.", "such as", "use "].iter().any(|h| e.contains(h));
+            assert!(hint, "{bad}: no hint in {e}");
+        }
+        // 4096 values are allowed: 1, 2, …, 4096.
+        assert_eq!(parse_uint_list("1..4096:1").map(|l| l.0.len()), Ok(4096));
     }
 }

@@ -6,6 +6,7 @@ use roofline_core::analysis::analyze;
 use roofline_core::workload::{Precisions, Stage, Workload};
 use roofline_inputs::config::load_model;
 use roofline_inputs::hardware::find_device;
+use roofline_report::advice::Arg;
 use roofline_report::analysis::{write_analysis, AnalyzeReport};
 use std::io::Write;
 
@@ -23,6 +24,21 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     if let Some(path) = &a.plot.plot {
         super::plot::check_plot_path(path, a.plot.force)?;
+    }
+    if a.advice {
+        let clash = [
+            ("--fusion", a.fusion.is_some()),
+            ("--profile", a.profile.is_some()),
+            ("--explain", a.explain.is_some()),
+        ];
+        if let Some((flag, _)) = clash.iter().find(|(_, on)| *on) {
+            return Err(CliError::bad_input(
+                format!("`--advice` does not combine with `{flag}`"),
+                Some(format!(
+                    "drop {flag}: --advice prices --fusion max itself and prints the tables"
+                )),
+            ));
+        }
     }
     let Prepared {
         model,
@@ -83,8 +99,82 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
         )?;
         return Ok(());
     }
+    if a.advice {
+        let advice = roofline_core::serve::advice::advise(
+            &model,
+            &analyses,
+            &device,
+            a.reserve.memory_reserve,
+        );
+        roofline_report::analysis::write_analysis_with_advice(
+            &report,
+            &advice,
+            &command_args(a),
+            a.format.format.into(),
+            out,
+        )?;
+        return Ok(());
+    }
     write_analysis(&report, a.format.format.into(), out)?;
     Ok(())
+}
+
+/// The current command line as `roofline analyze` takes it: the model, the chip and the
+/// workload always, every other flag where it differs from its default (the parallel,
+/// output and `--advice` flags left out); what each "what to change" command starts from.
+pub(crate) fn command_args(a: &AnalyzeArgs) -> Vec<Arg> {
+    use crate::args::common::{LogitsArg, StageArg};
+    use roofline_core::memory::Reserve;
+    use roofline_core::precision::Precision;
+    let mut v = vec![Arg::model(&a.model), Arg::value("--hardware", &a.hardware)];
+    match a.stage {
+        StageArg::Prefill => v.push(Arg::value("--stage", "prefill")),
+        StageArg::Decode => v.push(Arg::value("--stage", "decode")),
+        StageArg::Both => {}
+    }
+    v.push(Arg::value("--batch", a.batch));
+    if a.stage != StageArg::Decode {
+        v.push(Arg::value("--seq-len", a.seq_len));
+    }
+    if a.stage != StageArg::Prefill {
+        v.push(Arg::value("--context", a.context));
+    }
+    if a.precision != Precision::Bf16 {
+        v.push(Arg::value("--precision", a.precision));
+    }
+    if let Some(p) = a.weight_precision {
+        v.push(Arg::value("--weight-precision", p));
+    }
+    if let Some(p) = a.kv_precision {
+        v.push(Arg::value("--kv-precision", p));
+    }
+    if let Some(g) = a.group_size {
+        v.push(Arg::value("--group-size", g));
+    }
+    if a.scale_precision != Precision::Fp16 {
+        v.push(Arg::value("--scale-precision", a.scale_precision));
+    }
+    if let Some(p) = a.zero_point_precision {
+        v.push(Arg::value("--zero-point-precision", p));
+    }
+    if a.w8a8 {
+        v.push(Arg::switch("--w8a8"));
+    }
+    if a.flash_attention {
+        v.push(Arg::switch("--flash-attention"));
+    }
+    if a.logits == LogitsArg::All {
+        v.push(Arg::value("--logits", "all"));
+    }
+    match a.reserve.memory_reserve {
+        r if r == Reserve::DEFAULT => {}
+        Reserve::Fraction(f) => v.push(Arg::value("--memory-reserve", format!("{}%", f * 100.0))),
+        Reserve::Bytes(b) => v.push(Arg::value("--memory-reserve", b.get())),
+    }
+    if let Some(l) = a.launch_overhead {
+        v.push(Arg::value("--launch-overhead", format!("{l:e}")));
+    }
+    v
 }
 
 /// The precisions the flags give: `--precision` for all three, overridden per tensor kind, with

@@ -21,6 +21,7 @@ pub(crate) fn refuse_single_device_flags(a: &AnalyzeArgs) -> Result<(), CliError
         ("--fusion", a.fusion.is_some()),
         ("--profile", a.profile.is_some()),
         ("--explain", a.explain.is_some()),
+        ("--advice", a.advice),
     ];
     match unsupported.iter().find(|(_, on)| *on) {
         Some((flag, _)) => Err(CliError::bad_input(

@@ -50,6 +50,13 @@ pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         analyses,
         ..
     } = prepare(&a.analyze)?;
+    let advice = roofline_core::serve::advice::advise(
+        &model,
+        &analyses,
+        &device,
+        a.analyze.reserve.memory_reserve,
+    );
+    let command = super::analyze::command_args(&a.analyze);
     let chart =
         RooflineChart::for_analysis(&model, &device, &analyses).map_err(AnalysisError::from)?;
     let svg = render_svg(&chart).map_err(plot_failed)?;
@@ -83,6 +90,8 @@ pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         svg: &svg,
         derivations: &derivations,
         explained: a.analyze.explain.as_deref(),
+        advice: &advice,
+        command: &command,
         version: env!("CARGO_PKG_VERSION"),
     });
     let html = match &a.analyze.profile {

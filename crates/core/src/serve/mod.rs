@@ -12,12 +12,16 @@
 //! - [`sim`]: a request-level simulation of a continuous-batching engine (a stream of requests,
 //!   iteration-level scheduling, paged KV cache, preemption) over a step-time function of the
 //!   [`Mix`].
+//! - [`headline`]: TTFT, TPOT and tokens/s of the analysed steps.
+//! - [`advice`]: the changes the tool can price, ranked by the time each saves.
 
+pub mod advice;
 pub mod capacity;
 pub mod chunked;
 pub mod disaggregate;
 pub mod efficiency;
 pub mod generate;
+pub mod headline;
 pub mod mix;
 pub mod pareto;
 pub mod sim;
@@ -26,5 +30,6 @@ pub mod step_model;
 
 pub use efficiency::ServingEfficiency;
 pub use generate::{generate, Generation, Latency, Request};
+pub use headline::Headline;
 pub use mix::Mix;
 pub use step_model::StepModel;

@@ -5,7 +5,9 @@ use super::fuse::FusionComparisonDoc;
 use super::hardware::HardwareDoc;
 use super::models::ModelDoc;
 use super::{num_or_null, Num, SchemaVersion};
+use crate::advice::StageAdviceDoc;
 use crate::analysis::AnalyzeReport;
+use crate::headline::HeadlineDoc;
 use roofline_core::analysis::{OpRow, StageAnalysis, Totals};
 use roofline_core::fusion::FusionComparison;
 use roofline_core::graph::{Role, Span};
@@ -295,8 +297,14 @@ pub struct AnalyzeDoc<F = NoFusion> {
     pub model: ModelDoc,
     /// The chip.
     pub hardware: HardwareDoc,
+    /// The serving headline: TTFT (the prefill pass), TPOT (one decode step) and tokens/s,
+    /// roofline lower bounds on time with the launch overhead in them.
+    pub headline: HeadlineDoc,
     /// The stages, in order (prefill, decode).
     pub stages: Vec<StageDoc<F>>,
+    /// What to change, per stage (`analyze --advice` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advice: Option<Vec<StageAdviceDoc>>,
 }
 
 /// `roofline analyze --fusion PRESET`: each stage carries `fusion`.
@@ -309,7 +317,9 @@ impl AnalyzeDoc {
             schema_version: SchemaVersion,
             model: ModelDoc::of(r.model),
             hardware: HardwareDoc::of(r.device),
+            headline: HeadlineDoc::of(&roofline_core::serve::headline::of_analyses(r.stages)),
             stages: r.stages.iter().map(StageDoc::of).collect(),
+            advice: None,
         }
     }
 
@@ -321,6 +331,8 @@ impl AnalyzeDoc {
             schema_version: d.schema_version,
             model: d.model,
             hardware: d.hardware,
+            headline: d.headline,
+            advice: d.advice,
             stages: d
                 .stages
                 .into_iter()

@@ -255,6 +255,9 @@ pub struct AnalyzeParallelDoc {
     pub chip: String,
     /// Devices the system has (a replica may use fewer).
     pub system_devices: u64,
+    /// The serving headline of one replica: TTFT, TPOT and tokens/s (also per device),
+    /// roofline lower bounds on time with the launch overhead in them.
+    pub headline: crate::headline::HeadlineDoc,
     /// The stages, in order (prefill, decode).
     pub stages: Vec<ParallelStageDoc>,
 }
