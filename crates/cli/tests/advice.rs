@@ -74,7 +74,7 @@ fn analyze_opens_with_ttft_tpot_and_tokens_per_s() -> TestResult {
         first.contains(" · TPOT ") && first.contains("output tokens/s"),
         "{first}"
     );
-    assert!(first.ends_with("(roofline lower bound on time, launch overhead included)"));
+    assert!(first.ends_with("(roofline time + one launch per kernel, as the tables sum it; `roofline generate` gives the bound beside an estimate)"));
     // The headline comes before the first operator table.
     let (h, table) = (text.find("serving:"), text.find("| operator"));
     assert!(h < table);

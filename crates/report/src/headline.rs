@@ -1,5 +1,5 @@
 //! The serving headline in words, as a JSON object and as HTML: TTFT, TPOT and tokens/s
-//! ([`roofline_core::serve::headline`] computes them), each labelled a roofline lower bound.
+//! ([`roofline_core::serve::headline`] computes them), each labelled as the roofline time plus launches the tables sum.
 
 use crate::units::human_seconds;
 use roofline_core::serve::headline::Headline;
@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 /// What every headline figure is: a bound, with the launch overhead in it.
-pub const BOUND_LABEL: &str = "roofline lower bound on time, launch overhead included";
+pub const BOUND_LABEL: &str = "roofline time + one launch per kernel, as the tables sum it; `roofline generate` gives the bound beside an estimate";
 
 /// A rate in tokens/s with three significant figures at most (`46.4`, `8386`).
 pub fn rate(v: f64) -> String {
@@ -53,7 +53,7 @@ fn parts(h: &Headline) -> Vec<String> {
 }
 
 /// The headline as one line: `serving: TTFT 244.23 ms · TPOT 21.54 ms · 46.43 output
-/// tokens/s (roofline lower bound on time, launch overhead included)`.
+/// tokens/s (roofline time + one launch per kernel, …)`.
 pub fn headline_line(h: &Headline) -> String {
     format!("serving: {} ({BOUND_LABEL})", parts(h).join(" · "))
 }
@@ -67,7 +67,7 @@ pub fn headline_html(h: &Headline) -> String {
     format!(
         "<section id=\"headline\">\n<h2>Serving headline</h2>\n<ul class=\"headline\">{items}</ul>\n\
          <p class=\"note\">TTFT: the prefill pass of the prompt; TPOT: one decode step; output \
-         tokens/s = batch ÷ TPOT. Each is a {BOUND_LABEL}: no run is faster.</p>\n</section>\n"
+         tokens/s = batch ÷ TPOT. Each is the {BOUND_LABEL}.</p>\n</section>\n"
     )
 }
 
@@ -97,8 +97,8 @@ pub struct DecodeHeadlineDoc {
     pub output_tokens_per_s_per_device: f64,
 }
 
-/// The serving headline: lower bounds on time (upper bounds on tokens/s), launch overhead
-/// included; a stage not analysed is `null`.
+/// The serving headline: the roofline time of each step plus one launch overhead per kernel
+/// (as the tables sum it); a stage not analysed is `null`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct HeadlineDoc {
     /// Devices of one replica (1 on one chip).
