@@ -3,7 +3,7 @@
 //! chunked prefill, speculative decoding and disaggregated pools.
 
 use crate::doc::generate::GenerateDoc;
-use crate::parallel::{layout_line, write_parallel, ParallelReport};
+use crate::parallel::{layout_line, write_stage_tables, ParallelReport};
 use crate::units::{human_bytes, human_seconds};
 use crate::{Format, WriteError};
 use roofline_core::comm::System;
@@ -280,13 +280,12 @@ fn write_table(r: &GenerateReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
     if let Some(l) = &g.last_decode {
         stages.push(l.clone());
     }
-    write_parallel(
+    write_stage_tables(
         &ParallelReport {
             model: r.model,
             system: r.system,
             stages: &stages,
         },
-        Format::Table,
         out,
     )
 }

@@ -109,6 +109,14 @@ fn write_table(r: &ParallelReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
         "{}",
         crate::headline::headline_line(&roofline_core::serve::headline::of_parallel(r.stages))
     )?;
+    write_stage_tables(r, out)
+}
+
+/// Each stage's table, without the serving headline.
+pub(crate) fn write_stage_tables(
+    r: &ParallelReport<'_>,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
     for s in r.stages {
         writeln!(out)?;
         writeln!(
