@@ -214,6 +214,7 @@ fn predict(r: &Row) -> TestResult<Option<Outcome>> {
 }
 
 #[test]
+#[allow(clippy::print_stdout)] // the table, with --nocapture
 fn bound_below_every_measurement_and_estimate_within_30_percent_at_the_median() -> TestResult<()> {
     let all = rows()?;
     let mut out = Vec::new();
