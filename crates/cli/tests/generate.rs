@@ -249,6 +249,8 @@ fn bad_input_names_the_flag() {
     bad_input(&with(&["--generate", "67108864"]), "--generate");
     bad_input(&with(&["--kv-block", "0"]), "--kv-block");
     bad_input(&with(&["--acceptance", "1.5"]), "--acceptance");
+    bad_input(&with(&["--acceptance", "0.5"]), "--draft");
+    bad_input(&with(&["--draft-len", "2"]), "--draft");
     bad_input(&with(&["--draft", "gpt2"]), "--draft gpt2");
     bad_input(
         &with(&["--draft", "llama-3.1-8b", "--draft-len", "65"]),
@@ -263,4 +265,60 @@ fn bad_input_names_the_flag() {
     bad_input(&["sweep", "--slo-tpot", "50ms"], "--slo-tpot");
     bad_input(&["sweep", "--pareto", "--seq-len", "128,2048"], "--seq-len");
     bad_input(&["sweep", "--pareto", "--cp", "2"], "--cp");
+}
+
+#[test]
+fn mixed_steps_under_tensor_parallelism_match_a_direct_analysis() -> TestResult {
+    // The all-reduces change algorithm with their size: each is priced afresh at its buffer.
+    for tp in ["2", "4"] {
+        let g = generate_json(&[
+            "generate",
+            "llama-3.1-8b",
+            "--hardware",
+            "h100-sxm",
+            "--batch",
+            "4",
+            "--tp",
+            tp,
+            "--chunk",
+            "512",
+        ]);
+        let e = num(&g["step_model_fit_error"])?;
+        assert!(e < 1e-9, "TP {tp}: {e}");
+        // The whole prompt in one step beside 3 decodes is faster at more devices than at one.
+        let whole = num(&g["chunked_prefill"]["ttft_whole"])?;
+        assert!(whole < num(&g["bound"]["ttft"])?, "TP {tp}");
+    }
+    Ok(())
+}
+
+#[test]
+fn speculation_compares_with_the_plain_decode_of_the_table() -> TestResult {
+    // A mixture of experts, whose decode is not linear in the batch: the plain TPOT of the
+    // speculative section is the request's own.
+    let g = generate_json(&[
+        "generate",
+        "mixtral-8x7b",
+        "--hardware",
+        "h100-sxm",
+        "--tp",
+        "2",
+        "--draft",
+        "mixtral-8x7b",
+    ]);
+    let s = &g["speculative"];
+    assert!(close(
+        num(&s["plain_tpot"])?,
+        num(&g["bound"]["tpot"])?,
+        1e-12
+    ));
+    assert!(close(num(&s["plain"])?, num(&g["bound"]["decode"])?, 1e-12));
+    // γ = 4 draft steps an iteration at the draft's (here the target's) mean decode step.
+    let iterations = num(&s["iterations"])?;
+    assert!(close(
+        num(&s["draft"])?,
+        4.0 * iterations * num(&g["bound"]["decode"])? / 255.0,
+        1e-9
+    ));
+    Ok(())
 }

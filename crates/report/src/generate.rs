@@ -37,8 +37,6 @@ pub struct SpeculativeRun {
     pub draft: String,
     /// The result.
     pub result: Speculative,
-    /// The larger of the two step models' fit errors.
-    pub fit_error: f64,
 }
 
 /// Everything `roofline generate` prints.
@@ -266,8 +264,8 @@ fn write_table(r: &GenerateReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
     if let Some(e) = r.step_fit_error {
         writeln!(
             out,
-            "step model: mixed steps priced from nine analyses of the graph; largest difference \
-             from a direct analysis at the check steps {:.1e}",
+            "step model: mixed steps priced from nine analyses of the graph; largest relative \
+             difference from a direct analysis at three check steps {:.1e}",
             e
         )?;
     }
@@ -393,11 +391,13 @@ fn write_chunked(c: &ChunkedPrefill, out: &mut dyn Write) -> Result<(), WriteErr
     ]);
     crate::align_right_from(&mut t, 1);
     writeln!(out, "{t}")?;
-    writeln!(
-        out,
-        "a decode step of the running sequences alone: {} (bound)",
-        human_seconds(c.decode_alone.get())
-    )?;
+    if c.running > 0 {
+        writeln!(
+            out,
+            "a decode step of the running sequences alone: {} (bound)",
+            human_seconds(c.decode_alone.get())
+        )?;
+    }
     Ok(())
 }
 

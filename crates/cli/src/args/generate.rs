@@ -130,12 +130,12 @@ pub struct GenerateArgs {
     /// Speculative decoding: the draft model (a preset or config.json) proposing tokens.
     #[arg(long, value_name = "MODEL")]
     pub draft: Option<String>,
-    /// Speculative decoding: tokens the draft proposes per verification (γ).
-    #[arg(long, default_value_t = 4, value_parser = parse_positive)]
-    pub draft_len: u64,
-    /// Speculative decoding: the chance each draft token is accepted (α).
-    #[arg(long, default_value_t = 0.8, value_parser = parse_probability)]
-    pub acceptance: f64,
+    /// Speculative decoding: tokens the draft proposes per verification (γ; 4 when not given).
+    #[arg(long, value_parser = parse_positive)]
+    pub draft_len: Option<u64>,
+    /// Speculative decoding: the chance each draft token is accepted (α; 0.8 when not given).
+    #[arg(long, value_parser = parse_probability)]
+    pub acceptance: Option<f64>,
     /// Disaggregated serving: devices of the prefill pool and of the decode pool (`2:6`).
     #[arg(long, value_parser = parse_pools, value_name = "P:D")]
     pub disaggregate: Option<Pools>,

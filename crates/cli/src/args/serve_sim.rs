@@ -18,7 +18,7 @@ pub struct ServeSimArgs {
     pub parallel: ParallelArgs,
     /// Poisson arrivals at this many requests per second (`4/s` or `4`); `inf` sends every
     /// request at time 0.
-    #[arg(long, default_value = "4/s", value_parser = parse_rate)]
+    #[arg(long, default_value = "4/s", allow_hyphen_values = true, value_parser = parse_rate)]
     pub rate: f64,
     /// Requests to simulate (1 to 10^7).
     #[arg(long, default_value = "1000", value_parser = parse_requests)]

@@ -86,10 +86,10 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 256, value_parser = super::values::parse_positive)]
     pub generate: u64,
     /// With --pareto: the TPOT target (`50ms`): the best throughput that meets it.
-    #[arg(long, value_parser = super::values::parse_step_time)]
+    #[arg(long, allow_hyphen_values = true, value_parser = super::values::parse_step_time)]
     pub slo_tpot: Option<f64>,
     /// With --pareto: the TTFT target (`1s`).
-    #[arg(long, value_parser = super::values::parse_step_time)]
+    #[arg(long, allow_hyphen_values = true, value_parser = super::values::parse_step_time)]
     pub slo_ttft: Option<f64>,
     /// With --pareto: the estimate launches each step once, as a CUDA graph.
     #[arg(long)]

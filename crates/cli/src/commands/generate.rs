@@ -39,7 +39,7 @@ fn request_error(e: &WorkloadError) -> CliError {
         Some(match flag {
             "--cached-prefix" => "give --cached-prefix below --prompt".to_string(),
             "--batch" => "lower --batch".to_string(),
-            _ => "lower --prompt or --generate".to_string(),
+            _ => "lower --batch, --prompt or --generate".to_string(),
         }),
     )
 }
@@ -100,12 +100,27 @@ pub fn run(a: &GenerateArgs, out: &mut dyn Write) -> Result<(), CliError> {
     ] {
         w.validate().map_err(|e| request_error(&e))?;
     }
-    if a.draft.is_some() && a.draft_len > MAX_DRAFT_LEN {
+    if a.draft.is_none() {
+        if let Some(flag) = [
+            ("--draft-len", a.draft_len.is_some()),
+            ("--acceptance", a.acceptance.is_some()),
+        ]
+        .iter()
+        .find_map(|(f, on)| on.then_some(*f))
+        {
+            return Err(CliError::bad_input(
+                format!("`{flag}` prices speculative decoding: it goes with `--draft`"),
+                Some(format!(
+                    "add --draft MODEL (a smaller model of the same vocabulary) with {flag}"
+                )),
+            ));
+        }
+    }
+    let draft_len = a.draft_len.unwrap_or(4);
+    let acceptance = a.acceptance.unwrap_or(0.8);
+    if draft_len > MAX_DRAFT_LEN {
         return Err(CliError::bad_input(
-            format!(
-                "`--draft-len`: {} is beyond the most accepted ({MAX_DRAFT_LEN})",
-                a.draft_len
-            ),
+            format!("`--draft-len`: {draft_len} is beyond the most accepted ({MAX_DRAFT_LEN})"),
             Some("drafts propose 2 to 8 tokens in published setups".into()),
         ));
     }
@@ -149,7 +164,7 @@ pub fn run(a: &GenerateArgs, out: &mut dyn Write) -> Result<(), CliError> {
     } else {
         None
     };
-    let needs_steps = a.chunk.is_some() || a.draft.is_some();
+    let needs_steps = a.chunk.is_some();
     let steps = if needs_steps {
         Some(StepModel::new(&model, &base, &system, layout, reserve).map_err(perr)?)
     } else {
@@ -167,8 +182,8 @@ pub fn run(a: &GenerateArgs, out: &mut dyn Write) -> Result<(), CliError> {
         )),
         _ => None,
     };
-    let spec = match (&a.draft, &steps) {
-        (Some(d), Some(target)) => {
+    let spec = match &a.draft {
+        Some(d) => {
             let draft_model = load_model(d).map_err(|mut e| {
                 e.message = format!("`--draft`: {}", e.message);
                 e
@@ -178,14 +193,24 @@ pub fn run(a: &GenerateArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 e.message = format!("`--draft`: {}", e.message);
                 e
             })?;
-            let ds = StepModel::new(&draft_model, &base, &system, layout, reserve).map_err(perr)?;
-            speculative(target, &ds, &r, a.draft_len, a.acceptance, &eff).map(|s| SpeculativeRun {
+            speculative(
+                &g,
+                &draft_model,
+                &model,
+                &base,
+                &system,
+                reserve,
+                &eff,
+                draft_len,
+                acceptance,
+            )
+            .map_err(perr)?
+            .map(|s| SpeculativeRun {
                 draft: draft_model.name.clone(),
                 result: s,
-                fit_error: target.fit_error().max(ds.fit_error()),
             })
         }
-        _ => None,
+        None => None,
     };
     let disagg = match a.disaggregate {
         Some(p) => {

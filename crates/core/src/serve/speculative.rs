@@ -6,17 +6,19 @@
 //! Matias 2023, "Fast Inference from Transformers via Speculative Decoding", eq. 1; Chen et al.
 //! 2023). One iteration costs γ draft decode steps and one target pass of γ + 1 tokens per
 //! sequence against its context (a prefill chunk on the KV cache, logits at every position),
-//! priced by [`StepModel`]s of the two models. The iterations of a request are summed over
-//! its growing context, each advancing it by E.
+//! each priced by analyses of the two models' graphs ([`speculative`]).
 //!
 //! The speedup is the plain decode's time over the speculative one; below 1 it is a slowdown
 //! (a draft too slow or too rarely right), and is reported as such.
 
 use super::efficiency::ServingEfficiency;
-use super::generate::Request;
-use super::mix::Mix;
-use super::step_model::StepModel;
+use super::generate::Generation;
+use crate::comm::System;
+use crate::memory::Reserve;
+use crate::model::Transformer;
+use crate::parallel::analysis::{analyze_parallel, ParallelAnalysisError};
 use crate::units::Seconds;
+use crate::workload::{Logits, Stage, Workload};
 use serde::Serialize;
 
 /// The most draft tokens accepted (γ): beyond 64 a value is taken for a typo.
@@ -71,63 +73,83 @@ pub struct Speculative {
     pub speedup_estimate: f64,
 }
 
-/// The speculative decode of `r` (its N − 1 tokens after the first) with `draft` proposing
-/// `draft_len` tokens accepted at `acceptance`, verified by `target`; `None` for N = 1.
+/// The speculative decode of `r` (its N − 1 tokens after the first, priced plainly in `plain`,
+/// the target's [`super::generate()`] of `r`) with `draft` proposing `draft_len` tokens accepted
+/// at `acceptance`, on the same system and layout; `None` for N = 1.
+///
+/// Each of the (N − 1)/E iterations runs γ draft decode steps, priced at the mean decode step
+/// of the draft's own [`super::generate()`] of `r` (a step's time is linear in the context
+/// between the kinks the exact sum finds, so the mean over the request stands for the steps at
+/// any context in it), and one verification: a prefill of γ + 1 tokens per sequence after the
+/// context, logits at every position, analysed at the first, middle and last context of the
+/// request and averaged as (f₀ + 2f₁ + f₂)/4 (exact for a time linear in the context).
+///
+/// # Errors
+/// What [`analyze_parallel`] refuses for the draft or the verification pass.
+#[allow(clippy::too_many_arguments)]
 pub fn speculative(
-    target: &StepModel,
-    draft: &StepModel,
-    r: &Request,
+    plain: &Generation,
+    draft: &Transformer,
+    target: &Transformer,
+    base: &Workload,
+    system: &System,
+    reserve: Reserve,
+    eff: &ServingEfficiency,
     draft_len: u64,
     acceptance: f64,
-    eff: &ServingEfficiency,
-) -> Option<Speculative> {
+) -> Result<Option<Speculative>, ParallelAnalysisError> {
+    let r = &plain.request;
     if r.generate < 2 {
-        return None;
+        return Ok(None);
     }
+    let layout = plain.layout;
     let e = expected_tokens(draft_len, acceptance);
     let n = (r.generate - 1) as f64;
     let iterations = n / e;
-    let b = r.batch;
-    let (mut dr, mut ve, mut dr_e, mut ve_e) = (0.0, 0.0, 0.0, 0.0);
-    let whole = iterations.floor() as u64;
-    let frac = iterations - whole as f64;
-    for k in 0..=whole {
-        let weight = if k < whole { 1.0 } else { frac };
-        if weight == 0.0 {
-            break;
+    let dg = super::generate(draft, base, r, system, layout, reserve, eff)?;
+    let draft_steps = iterations * draft_len as f64;
+    let dr = draft_steps * dg.bound.decode.get() / n;
+    let dr_e = draft_steps * dg.estimate.decode.get() / n;
+    let verify_at = |c: u64| -> Result<(f64, f64), ParallelAnalysisError> {
+        let w = Workload {
+            stage: Stage::Prefill,
+            batch: r.batch,
+            seq_len: draft_len + 1,
+            context: 0,
+            ..*base
         }
-        let c = r.prompt + (k as f64 * e).round() as u64;
-        for j in 0..draft_len {
-            let m = Mix::decode(b, c + j);
-            dr += weight * draft.bound(&m).get();
-            dr_e += weight * draft.estimate(&m, eff).get();
-        }
-        let mut m = Mix::sequences(b, draft_len + 1, c, true);
-        m.sampled = (b * (draft_len + 1)) as f64;
-        ve += weight * target.bound(&m).get();
-        ve_e += weight * target.estimate(&m, eff).get();
-    }
-    let (mut plain, mut plain_e) = (0.0, 0.0);
-    for c in r.prompt..=r.last_context() {
-        let m = Mix::decode(b, c);
-        plain += target.bound(&m).get();
-        plain_e += target.estimate(&m, eff).get();
-    }
-    Some(Speculative {
+        .with_cached(c)
+        .with_logits(Logits::All);
+        let s = analyze_parallel(target, &w, system, layout, reserve)?;
+        Ok((
+            s.schedule.step.get(),
+            eff.step_time(&s.rows, &system.chip).get(),
+        ))
+    };
+    let (lo, hi) = (r.prompt, r.last_context());
+    let (f0, f1, f2) = (
+        verify_at(lo)?,
+        verify_at(lo + (hi - lo) / 2)?,
+        verify_at(hi)?,
+    );
+    let ve = iterations * (f0.0 + 2.0 * f1.0 + f2.0) / 4.0;
+    let ve_e = iterations * (f0.1 + 2.0 * f1.1 + f2.1) / 4.0;
+    let (plain_b, plain_e) = (plain.bound.decode.get(), plain.estimate.decode.get());
+    Ok(Some(Speculative {
         draft_len,
         acceptance,
         expected_tokens: e,
         iterations,
         draft: Seconds(dr),
         verify: Seconds(ve),
-        plain: Seconds(plain),
+        plain: Seconds(plain_b),
         tpot: Seconds((dr + ve) / n),
-        plain_tpot: Seconds(plain / n),
-        speedup: plain / (dr + ve),
+        plain_tpot: Seconds(plain_b / n),
+        speedup: plain_b / (dr + ve),
         tpot_estimate: Seconds((dr_e + ve_e) / n),
         plain_tpot_estimate: Seconds(plain_e / n),
         speedup_estimate: plain_e / (dr_e + ve_e),
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -145,31 +167,36 @@ mod tests {
     }
 
     #[test]
-    fn a_draft_as_large_as_the_target_that_is_never_right_is_a_slowdown() {
+    fn a_draft_as_large_as_the_target_that_is_never_right_is_a_slowdown(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let m = crate::fixtures::llama2_7b();
         let mut sys = crate::parallel::tests::dgx(1);
         sys.gpus_per_node = 1;
         let base = Workload::decode(1, 1).flash_attention(true);
-        let s = StepModel::new(&m, &base, &sys, Layout::SINGLE, Reserve::DEFAULT).expect("model");
-        let r = Request {
+        let r = crate::serve::Request {
             prompt: 512,
             generate: 129,
             batch: 1,
             cached_prefix: 0,
         };
         let eff = ServingEfficiency::published();
-        // α = 0: one token per iteration, each costing γ draft steps and a verification.
-        let slow = speculative(&s, &s, &r, 4, 0.0, &eff).expect("spec");
+        let layout = crate::parallel::Layout::SINGLE;
+        let g = crate::serve::generate(&m, &base, &r, &sys, layout, Reserve::DEFAULT, &eff)?;
+        // α = 0: one token per iteration, each costing γ = 4 draft steps (the target's own:
+        // 4 × its decode) and a verification: more than 4× slower.
+        let slow =
+            speculative(&g, &m, &m, &base, &sys, Reserve::DEFAULT, &eff, 4, 0.0)?.ok_or("spec")?;
         assert_eq!(slow.expected_tokens, 1.0);
         assert_eq!(slow.iterations, 128.0);
-        assert!(slow.speedup < 0.25, "{}", slow.speedup);
-        // The plain decode is the sum of the 128 decode steps.
-        let plain: f64 = (512..=639).map(|c| s.bound(&Mix::decode(1, c)).get()).sum();
-        assert!((slow.plain.get() - plain).abs() <= 1e-12 * plain);
-        // At α = 1 with a free draft the verification of 5 tokens (memory-bound, about one
-        // decode step) yields 5 tokens: nearly 5×.
-        let free = speculative(&s, &s, &r, 4, 1.0, &eff).expect("spec");
+        assert!((slow.draft.get() - 4.0 * g.bound.decode.get()).abs() < 1e-12);
+        assert!(slow.speedup < 0.2, "{}", slow.speedup);
+        assert_eq!(slow.plain, g.bound.decode);
+        // At α = 1 the verification of 5 tokens (memory-bound: about one decode step) yields 5
+        // tokens: verifying alone is nearly 5× the plain decode.
+        let free =
+            speculative(&g, &m, &m, &base, &sys, Reserve::DEFAULT, &eff, 4, 1.0)?.ok_or("spec")?;
         let verify_only = free.plain.get() / free.verify.get();
         assert!(verify_only > 4.5 && verify_only < 5.0, "{verify_only}");
+        Ok(())
     }
 }

@@ -19,7 +19,8 @@
 
 use super::efficiency::ServingEfficiency;
 use super::mix::Mix;
-use crate::comm::System;
+use crate::comm::collective::{collective_cost, AlgorithmChoice, Collective};
+use crate::comm::{Fabric, Group, System};
 use crate::device::Device;
 use crate::memory::Reserve;
 use crate::model::Transformer;
@@ -63,6 +64,11 @@ struct NodeFit {
     link: bool,
     a: Coef,
     b: Coef,
+    /// A collective's kind and ranks, and its buffer's coefficients: at a step it is priced
+    /// afresh at its buffer by the fastest algorithm (the choice changes with the size, so
+    /// its time is not linear in the step though its bytes are).
+    collective: Option<(Collective, Group)>,
+    buffer: Coef,
 }
 
 /// The coefficients of one graph (prefill or decode).
@@ -79,6 +85,7 @@ pub struct StepModel {
     prefill: GraphFit,
     decode: GraphFit,
     chip: Device,
+    fabric: Fabric,
     /// Weights one device holds, bytes.
     weights: Bytes,
     /// Runtime reserve, bytes.
@@ -173,6 +180,7 @@ impl StepModel {
             prefill,
             decode,
             chip: system.chip.clone(),
+            fabric: system.fabric.clone(),
             weights: first.memory.weights,
             reserve: first.memory.reserve,
             capacity: first.memory.capacity,
@@ -232,10 +240,11 @@ impl StepModel {
         let x = mix.features();
         let mut t = 0.0;
         for n in &self.graph(mix).nodes {
-            let (a, b) = (dot(&n.a, &x).max(0.0), dot(&n.b, &x).max(0.0));
             let one = if n.link {
+                let (a, b) = self.link_terms(n, &x);
                 a + b
             } else {
+                let (a, b) = (dot(&n.a, &x).max(0.0), dot(&n.b, &x).max(0.0));
                 n.roof.time(&crate::ops::Cost::new(a, b, 0.0)).get()
             };
             t += one * n.count;
@@ -253,15 +262,29 @@ impl StepModel {
         let g = self.graph(mix);
         let mut t = Seconds::ZERO;
         for n in &g.nodes {
-            let (a, b) = (dot(&n.a, &x).max(0.0), dot(&n.b, &x).max(0.0));
             let one = if n.link {
+                let (a, b) = self.link_terms(n, &x);
                 eff.link_time(Seconds(a), Seconds(b))
             } else {
+                let (a, b) = (dot(&n.a, &x).max(0.0), dot(&n.b, &x).max(0.0));
                 eff.kernel_time(n.compute, n.roof, a, b)
             };
             t += one * n.count;
         }
         t + eff.launch(g.kernels, &self.chip)
+    }
+
+    /// A collective's α and β terms at the step of features `x`, seconds: priced afresh at its
+    /// buffer (the fitted terms where it cannot be).
+    fn link_terms(&self, n: &NodeFit, x: &[f64; 6]) -> (f64, f64) {
+        if let Some((c, group)) = n.collective {
+            let bytes = Bytes(dot(&n.buffer, x).max(0.0));
+            if let Ok(cost) = collective_cost(c, bytes, group, &self.fabric, AlgorithmChoice::Auto)
+            {
+                return (cost.latency.get(), cost.transfer.get());
+            }
+        }
+        (dot(&n.a, x).max(0.0), dot(&n.b, x).max(0.0))
     }
 
     /// Kernels one step launches (the prefill graph's, or the decode graph's for a decode-only
@@ -336,7 +359,14 @@ fn fit(stages: &[ParallelStage], mixes: &[Mix], cols: &[usize]) -> GraphFit {
     for (i, r) in base.rows.iter().enumerate() {
         let link = r.link().is_some();
         let (mut ya, mut yb) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut ys = Vec::with_capacity(n);
+        let collective = base.communication(i).map(|c| (c.collective, c.group));
         for s in stages {
+            ys.push(
+                s.communication(i)
+                    .filter(|c| Some((c.collective, c.group)) == collective)
+                    .map_or(0.0, |c| c.bytes.get()),
+            );
             // The graphs of one stage and layout have the same nodes in the same order; a node
             // missing at some step contributes nothing there.
             let row = s.rows.get(i).filter(|x| x.role == r.role);
@@ -357,6 +387,8 @@ fn fit(stages: &[ParallelStage], mixes: &[Mix], cols: &[usize]) -> GraphFit {
             link,
             a: solve(&ya),
             b: solve(&yb),
+            collective,
+            buffer: solve(&ys),
         });
     }
     let acts: Vec<f64> = stages.iter().map(|s| s.memory.activations.get()).collect();

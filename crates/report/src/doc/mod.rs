@@ -429,12 +429,12 @@ mod tests {
     fn every_document_kind_has_one_schema_that_carries_the_version(
     ) -> Result<(), Box<dyn std::error::Error>> {
         let all = schemas();
-        // Thirty kinds: analyze (plain, on many devices, with fusion), explain, join, op,
+        // Thirty-one kinds: analyze (plain, on many devices, with fusion), explain, join, op,
         // collective, fuse, sweep (over batches, over tensor-parallel degrees, serving's
         // Pareto front), plan (inference, training), mfu (by formula, by size, from a reported
         // FLOP/s), mbu, hardware (list, show, show a system, list systems, compare), models,
-        // import (profile, roof), measure, measure kernels, train, generate, report.
-        assert_eq!(all.len(), 30);
+        // import (profile, roof), measure, measure kernels, train, generate, serve-sim, report.
+        assert_eq!(all.len(), 31);
         for (i, (name, _, schema)) in all.iter().enumerate() {
             assert!(
                 all[..i].iter().all(|(n, _, _)| n != name),
