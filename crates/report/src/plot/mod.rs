@@ -85,3 +85,39 @@ pub fn render(chart: &RooflineChart, format: PlotFormat) -> Result<Vec<u8>, Plot
         PlotFormat::Png => svg_to_png(&svg),
     }
 }
+
+/// Opens an SVG picture of `width` × `height` pixels in [`FONT`] on a white ground, with its
+/// `title` (20 px) and `subtitle` (13 px, grey) at the top left: what the hand-drawn charts
+/// (the waterfall, the Pareto front) share.
+pub(crate) fn svg_open(
+    s: &mut String,
+    width: f64,
+    height: f64,
+    title: &str,
+    subtitle: &str,
+) -> Result<(), PlotError> {
+    use std::fmt::Write as _;
+    let font = xml_escape(FONT);
+    writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" font-family="{font}">"#
+    )
+    .map_err(pe)?;
+    writeln!(
+        s,
+        r#"<rect x="0" y="0" width="{width:.0}" height="{height:.0}" fill="white"/>"#
+    )
+    .map_err(pe)?;
+    writeln!(
+        s,
+        r#"<text class="title" x="20" y="32" font-size="20">{}</text>"#,
+        xml_escape(title)
+    )
+    .map_err(pe)?;
+    writeln!(
+        s,
+        r##"<text class="subtitle" x="20" y="56" font-size="13" fill="#444">{}</text>"##,
+        xml_escape(subtitle)
+    )
+    .map_err(pe)
+}

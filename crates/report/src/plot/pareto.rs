@@ -7,7 +7,7 @@
 //! the plot area, one line each, so that no label can overlap another; points are not labelled
 //! (their batches are in the table).
 
-use super::{pe, svg_to_png, xml_escape, PlotError, PlotFormat, FONT, WIDTH};
+use super::{pe, svg_to_png, xml_escape, PlotError, PlotFormat, WIDTH};
 use std::fmt::Write as _;
 
 /// Plot area, pixels.
@@ -93,29 +93,7 @@ pub fn render_pareto_svg(c: &ParetoChart) -> Result<String, PlotError> {
     let x_of = |t: f64| LEFT + (RIGHT - LEFT) * (t.log10() - d0) / (d1 - d0);
     let y_of = |v: f64| BOTTOM - (BOTTOM - TOP) * v / ymax;
     let mut s = String::new();
-    let font = xml_escape(FONT);
-    writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT:.0}" viewBox="0 0 {WIDTH} {HEIGHT:.0}" font-family="{font}">"#
-    )
-    .map_err(pe)?;
-    writeln!(
-        s,
-        r#"<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT:.0}" fill="white"/>"#
-    )
-    .map_err(pe)?;
-    writeln!(
-        s,
-        r#"<text class="title" x="20" y="32" font-size="20">{}</text>"#,
-        xml_escape(&c.title)
-    )
-    .map_err(pe)?;
-    writeln!(
-        s,
-        r##"<text class="subtitle" x="20" y="56" font-size="13" fill="#444">{}</text>"##,
-        xml_escape(&c.subtitle)
-    )
-    .map_err(pe)?;
+    super::svg_open(&mut s, f64::from(WIDTH), HEIGHT, &c.title, &c.subtitle)?;
     // Every decade labelled.
     let mut k = d0;
     while k <= d1 + 1e-9 {

@@ -9,7 +9,7 @@
 //! colour of its own. Every text uses [`FONT`]; the picture is `WIDTH` pixels wide and as tall
 //! as its rows need.
 
-use super::{pe, svg_to_png, xml_escape, PlotError, PlotFormat, FONT, WIDTH};
+use super::{pe, svg_to_png, xml_escape, PlotError, PlotFormat, WIDTH};
 use crate::units::percent;
 use roofline_core::train::{Reason, Waterfall};
 use std::fmt::Write as _;
@@ -123,29 +123,13 @@ pub fn render_waterfall_svg(chart: &WaterfallChart) -> Result<String, PlotError>
     let bottom = TOP + n * ROW;
     let height = bottom + 60.0;
     let mut s = String::new();
-    let font = xml_escape(FONT);
-    writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0}" viewBox="0 0 {WIDTH} {height:.0}" font-family="{font}">"#
-    )
-    .map_err(pe)?;
-    writeln!(
-        s,
-        r#"<rect x="0" y="0" width="{WIDTH}" height="{height:.0}" fill="white"/>"#
-    )
-    .map_err(pe)?;
-    writeln!(
-        s,
-        r#"<text class="title" x="20" y="32" font-size="20">{}</text>"#,
-        xml_escape(&chart.title)
-    )
-    .map_err(pe)?;
-    writeln!(
-        s,
-        r##"<text class="subtitle" x="20" y="56" font-size="13" fill="#444">{}</text>"##,
-        xml_escape(&chart.subtitle)
-    )
-    .map_err(pe)?;
+    super::svg_open(
+        &mut s,
+        f64::from(WIDTH),
+        height,
+        &chart.title,
+        &chart.subtitle,
+    )?;
     // Grid and ticks: 0 % to 100 % every 20 %.
     for i in 0..=5 {
         let share = f64::from(i) * 0.2;
