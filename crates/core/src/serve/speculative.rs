@@ -155,9 +155,6 @@ pub fn speculative(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::Reserve;
-    use crate::parallel::Layout;
-    use crate::workload::Workload;
 
     #[test]
     fn expected_tokens_by_hand() {
