@@ -322,3 +322,24 @@ fn speculation_compares_with_the_plain_decode_of_the_table() -> TestResult {
     ));
     Ok(())
 }
+
+#[test]
+fn a_request_past_the_trained_context_is_warned_of() {
+    // Llama-3.1-8B was trained to 131,072 positions: 131,000 + 100 − 1 go past them.
+    roofline()
+        .args([
+            "generate",
+            "llama-3.1-8b",
+            "--hardware",
+            "h100-sxm",
+            "--prompt",
+            "131000",
+            "--generate",
+            "100",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "reach 131099 positions, beyond the model's max_position_embeddings (131072)",
+        ));
+}

@@ -289,6 +289,17 @@ pub fn generate(
         None
     };
     let mut warnings = prefill.warnings.clone();
+    if let Some(max) = model.max_position_embeddings {
+        if r.final_kv_tokens() > max {
+            warnings.push(format!(
+                "prompt {} + {} generated tokens reach {} positions, beyond the model's \
+                 max_position_embeddings ({max}): it was not trained for them",
+                r.prompt,
+                r.generate,
+                r.final_kv_tokens()
+            ));
+        }
+    }
     if let Some(d) = &last_decode {
         for w in &d.warnings {
             if !warnings.contains(w) {
