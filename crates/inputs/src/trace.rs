@@ -125,9 +125,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_trace_reads_in_any_column_order_with_extra_columns() {
+    fn a_trace_reads_in_any_column_order_with_extra_columns() -> Result<(), InputError> {
         let t = "prompt, output ,arrival_s,id\n2048,128,0.0,a\n512,64,0.25,b\n\n";
-        let r = parse(t, "t.csv").unwrap();
+        let r = parse(t, "t.csv")?;
         assert_eq!(
             r,
             vec![
@@ -143,6 +143,7 @@ mod tests {
                 },
             ]
         );
+        Ok(())
     }
 
     #[test]

@@ -306,13 +306,13 @@ fn chip_roofs_answer_as_peak_for() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 #[test]
-fn a_reused_analysis_still_refuses_an_invalid_model() {
+fn a_reused_analysis_still_refuses_an_invalid_model() -> Result<(), AnalysisError> {
     // The model check is skipped only for the blueprint already validated; any other shape,
     // such as zero key/value heads or a top-k past the experts, is checked again.
     let (device, r) = (h100_sxm(), Reserve::DEFAULT);
     let w = workloads()[0];
-    let mut out = analyze(&llama2_7b(), &w, &device, r).expect("valid");
-    analyze_into(&llama2_7b(), &w, &device, r, &mut out).expect("valid again");
+    let mut out = analyze(&llama2_7b(), &w, &device, r)?;
+    analyze_into(&llama2_7b(), &w, &device, r, &mut out)?;
     let bad = Transformer {
         kv_heads: 0,
         ..llama2_7b()
@@ -323,6 +323,7 @@ fn a_reused_analysis_still_refuses_an_invalid_model() {
     ));
     assert_eq!(out, StageAnalysis::empty(w));
     // And after that failure, the valid model again analyses as from scratch.
-    analyze_into(&llama2_7b(), &w, &device, r, &mut out).expect("valid");
-    assert_eq!(out, analyze(&llama2_7b(), &w, &device, r).expect("valid"));
+    analyze_into(&llama2_7b(), &w, &device, r, &mut out)?;
+    assert_eq!(out, analyze(&llama2_7b(), &w, &device, r)?);
+    Ok(())
 }

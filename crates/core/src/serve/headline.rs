@@ -107,11 +107,12 @@ pub struct Headline {
 ///     StageStep { stage: Stage::Prefill, batch: 2, tokens: 2 * 512, step: Seconds(0.25), devices: 1 },
 ///     StageStep { stage: Stage::Decode, batch: 2, tokens: 2, step: Seconds(0.02), devices: 1 },
 /// ]);
-/// let (p, d) = (h.prefill.unwrap(), h.decode.unwrap());
+/// let (p, d) = (h.prefill.ok_or("no prefill")?, h.decode.ok_or("no decode")?);
 /// assert_eq!(p.ttft, Seconds(0.25));
 /// assert_eq!(p.prompt_tokens_per_s, 1024.0 / 0.25);
 /// assert_eq!(d.tpot, Seconds(0.02));
 /// assert_eq!(d.output_tokens_per_s, 2.0 / 0.02);
+/// # Ok::<(), &str>(())
 /// ```
 pub fn headline(steps: &[StageStep]) -> Headline {
     let devices = steps.iter().map(|s| s.devices).max().unwrap_or(1).max(1);
