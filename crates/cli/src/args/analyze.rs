@@ -1,9 +1,8 @@
 //! `roofline analyze`.
 
 use super::common::{FormatArg, LogitsArg, ParallelArgs, PlotArgs, ReserveArg, StageArg};
-use super::values::{parse_duration_small, parse_precision, parse_preset};
+use super::values::{parse_duration_small, parse_preset};
 use clap::Args;
-use roofline_core::precision::Precision;
 
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
@@ -25,29 +24,8 @@ pub struct AnalyzeArgs {
     /// Decode: tokens already in the KV cache per sequence.
     #[arg(long, default_value_t = 2048)]
     pub context: u64,
-    /// Precision of weights, activations and KV cache (fp32, bf16, fp16, fp8, int8, int4).
-    #[arg(long, default_value = "bf16", value_parser = parse_precision)]
-    pub precision: Precision,
-    /// Weight precision, overriding --precision.
-    #[arg(long, value_parser = parse_precision)]
-    pub weight_precision: Option<Precision>,
-    /// KV-cache precision, overriding --precision.
-    #[arg(long, value_parser = parse_precision)]
-    pub kv_precision: Option<Precision>,
-    /// Group-wise weight quantization: one scale (and zero point) per this many weights
-    /// (GPTQ/AWQ use 128); the scales' bytes are added to every weight read.
-    #[arg(long)]
-    pub group_size: Option<u64>,
-    /// Precision of each group's scale.
-    #[arg(long, default_value = "fp16", value_parser = parse_precision)]
-    pub scale_precision: Precision,
-    /// Precision of each group's zero point, if the format has one (asymmetric quantization).
-    #[arg(long, value_parser = parse_precision)]
-    pub zero_point_precision: Option<Precision>,
-    /// W8A8 (SmoothQuant-style): weights and GEMM inputs in int8, GEMMs at the int8 peak;
-    /// norms, softmax and the residual stream stay in --precision.
-    #[arg(long)]
-    pub w8a8: bool,
+    #[command(flatten)]
+    pub precisions: super::PrecisionArgs,
     /// Attention as one fused FlashAttention kernel instead of QKᵀ, softmax and S·V.
     #[arg(long)]
     pub flash_attention: bool,

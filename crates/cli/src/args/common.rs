@@ -150,3 +150,31 @@ pub struct PlotArgs {
     #[arg(long)]
     pub force: bool,
 }
+
+/// Storage and compute precisions: `analyze`'s, `generate`'s and `serve-sim`'s.
+#[derive(Debug, Args)]
+pub struct PrecisionArgs {
+    /// Precision of weights, activations and KV cache (fp32, bf16, fp16, fp8, int8, int4).
+    #[arg(long, default_value = "bf16", value_parser = super::values::parse_precision)]
+    pub precision: roofline_core::precision::Precision,
+    /// Weight precision, overriding --precision.
+    #[arg(long, value_parser = super::values::parse_precision)]
+    pub weight_precision: Option<roofline_core::precision::Precision>,
+    /// KV-cache precision, overriding --precision.
+    #[arg(long, value_parser = super::values::parse_precision)]
+    pub kv_precision: Option<roofline_core::precision::Precision>,
+    /// Group-wise weight quantization: one scale (and zero point) per this many weights
+    /// (GPTQ/AWQ use 128); the scales' bytes are added to every weight read.
+    #[arg(long)]
+    pub group_size: Option<u64>,
+    /// Precision of each group's scale.
+    #[arg(long, default_value = "fp16", value_parser = super::values::parse_precision)]
+    pub scale_precision: roofline_core::precision::Precision,
+    /// Precision of each group's zero point, if the format has one (asymmetric quantization).
+    #[arg(long, value_parser = super::values::parse_precision)]
+    pub zero_point_precision: Option<roofline_core::precision::Precision>,
+    /// W8A8 (SmoothQuant-style): weights and GEMM inputs in int8, GEMMs at the int8 peak;
+    /// norms, softmax and the residual stream stay in --precision.
+    #[arg(long)]
+    pub w8a8: bool,
+}

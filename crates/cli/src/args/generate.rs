@@ -1,36 +1,9 @@
 //! `roofline generate`.
 
-use super::common::{FormatArg, ParallelArgs, ReserveArg};
+use super::common::{FormatArg, ParallelArgs, PrecisionArgs, ReserveArg};
 use super::train::{parse_efficiency, EfficiencyOverride};
-use super::values::{parse_duration_small, parse_positive, parse_precision};
+use super::values::{parse_duration_small, parse_positive};
 use clap::Args;
-use roofline_core::precision::Precision;
-
-/// Storage and compute precisions, as `analyze` takes them.
-#[derive(Debug, Args)]
-pub struct PrecisionArgs {
-    /// Precision of weights, activations and KV cache (fp32, bf16, fp16, fp8, int8, int4).
-    #[arg(long, default_value = "bf16", value_parser = parse_precision)]
-    pub precision: Precision,
-    /// Weight precision, overriding --precision.
-    #[arg(long, value_parser = parse_precision)]
-    pub weight_precision: Option<Precision>,
-    /// KV-cache precision, overriding --precision.
-    #[arg(long, value_parser = parse_precision)]
-    pub kv_precision: Option<Precision>,
-    /// Group-wise weight quantization: one scale (and zero point) per this many weights.
-    #[arg(long)]
-    pub group_size: Option<u64>,
-    /// Precision of each group's scale.
-    #[arg(long, default_value = "fp16", value_parser = parse_precision)]
-    pub scale_precision: Precision,
-    /// Precision of each group's zero point, if the format has one.
-    #[arg(long, value_parser = parse_precision)]
-    pub zero_point_precision: Option<Precision>,
-    /// W8A8: weights and GEMM inputs in int8, GEMMs at the int8 peak.
-    #[arg(long)]
-    pub w8a8: bool,
-}
 
 /// `--disaggregate P:D`: devices of the prefill pool and of the decode pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,8 +21,9 @@ mod values;
 
 pub use analyze::AnalyzeArgs;
 pub use common::FormatArg;
+pub use common::PrecisionArgs;
 pub use fuse::FuseArgs;
-pub use generate::{GenerateArgs, PrecisionArgs};
+pub use generate::GenerateArgs;
 pub use hardware::{CompareArgs, HardwareCommand};
 pub use import::ImportArgs;
 pub use mbu::MbuArgs;

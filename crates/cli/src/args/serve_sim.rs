@@ -1,7 +1,7 @@
 //! `roofline serve-sim`.
 
+use super::common::PrecisionArgs;
 use super::common::{FormatArg, ParallelArgs, ReserveArg};
-use super::generate::PrecisionArgs;
 use super::values::{parse_dist, parse_rate, parse_requests};
 use clap::Args;
 use roofline_core::serve::sim::Dist;

@@ -139,25 +139,28 @@ pub(crate) fn command_args(a: &AnalyzeArgs) -> Vec<Arg> {
     if a.stage != StageArg::Prefill {
         v.push(Arg::value("--context", a.context));
     }
-    if a.precision != Precision::Bf16 {
-        v.push(Arg::value("--precision", a.precision));
+    if a.precisions.precision != Precision::Bf16 {
+        v.push(Arg::value("--precision", a.precisions.precision));
     }
-    if let Some(p) = a.weight_precision {
+    if let Some(p) = a.precisions.weight_precision {
         v.push(Arg::value("--weight-precision", p));
     }
-    if let Some(p) = a.kv_precision {
+    if let Some(p) = a.precisions.kv_precision {
         v.push(Arg::value("--kv-precision", p));
     }
-    if let Some(g) = a.group_size {
+    if let Some(g) = a.precisions.group_size {
         v.push(Arg::value("--group-size", g));
     }
-    if a.scale_precision != Precision::Fp16 {
-        v.push(Arg::value("--scale-precision", a.scale_precision));
+    if a.precisions.scale_precision != Precision::Fp16 {
+        v.push(Arg::value(
+            "--scale-precision",
+            a.precisions.scale_precision,
+        ));
     }
-    if let Some(p) = a.zero_point_precision {
+    if let Some(p) = a.precisions.zero_point_precision {
         v.push(Arg::value("--zero-point-precision", p));
     }
-    if a.w8a8 {
+    if a.precisions.w8a8 {
         v.push(Arg::switch("--w8a8"));
     }
     if a.flash_attention {
@@ -180,15 +183,7 @@ pub(crate) fn command_args(a: &AnalyzeArgs) -> Vec<Arg> {
 /// The precisions the flags give: `--precision` for all three, overridden per tensor kind, with
 /// group-wise scale bytes and W8A8.
 pub(crate) fn precisions(a: &AnalyzeArgs) -> Result<Precisions, CliError> {
-    precisions_of(&crate::args::PrecisionArgs {
-        precision: a.precision,
-        weight_precision: a.weight_precision,
-        kv_precision: a.kv_precision,
-        group_size: a.group_size,
-        scale_precision: a.scale_precision,
-        zero_point_precision: a.zero_point_precision,
-        w8a8: a.w8a8,
-    })
+    precisions_of(&a.precisions)
 }
 
 /// The precisions `--precision`, `--weight-precision`, `--kv-precision`, `--group-size`,

@@ -85,12 +85,12 @@ pub fn max_batch(
         let m = if dm.total() > pm.total() { dm } else { pm };
         Ok((dm.fits() != Some(false), m))
     };
-    largest(1, max_batch_for(base, r), probe)
+    largest(1, max_batch_for(r), probe)
 }
 
 /// The batch limit for a request: [`MAX_BATCH`], and no more sequences than keep a pass within
 /// [`crate::workload::MAX_PASS_TOKENS`].
-fn max_batch_for(_base: &Workload, r: &Request) -> u64 {
+fn max_batch_for(r: &Request) -> u64 {
     let per_seq = r.final_kv_tokens().max(r.prompt).max(1);
     MAX_BATCH
         .min(crate::workload::MAX_PASS_TOKENS / per_seq)
