@@ -47,6 +47,9 @@ pub struct HostInfo {
     pub mem_total: Option<f64>,
     /// Memory available for new allocations without swapping, bytes (`MemAvailable`).
     pub mem_available: Option<f64>,
+    /// The frequency the OS names, Hz, and where it says so ([`parse_nominal_hz`]): shown beside
+    /// the measured clock, never used in its place.
+    pub nominal_hz: Option<(f64, String)>,
 }
 
 /// Reads [`HostInfo`]; missing files leave figures unknown.
@@ -67,7 +70,46 @@ pub fn host_info() -> HostInfo {
         family_model: parse_family_model(&cpuinfo),
         mem_total: parse_meminfo(&meminfo, "MemTotal"),
         mem_available: parse_meminfo(&meminfo, "MemAvailable"),
+        nominal_hz: parse_nominal_hz(
+            &cpuinfo,
+            fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+                .ok()
+                .as_deref(),
+        ),
     }
+}
+
+/// The frequency the OS names for the processor, Hz, with its source: the `@ 2.00GHz` of an
+/// Intel model name (the base frequency), else cpufreq's `cpuinfo_max_freq` (kHz: the highest
+/// the driver allows, turbo included), else the first `cpu MHz` of `/proc/cpuinfo` (in a VM
+/// usually the TSC's frequency, not the core's). `None` when none is there or it is not a
+/// positive number.
+pub fn parse_nominal_hz(cpuinfo: &str, max_freq_khz: Option<&str>) -> Option<(f64, String)> {
+    let field = |name: &str| {
+        cpuinfo
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim() == name)
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let positive = |v: f64| (v.is_finite() && v > 0.0).then_some(v);
+    if let Some(model) = field("model name") {
+        if let Some((_, tail)) = model.rsplit_once('@') {
+            let tail = tail.trim();
+            if let Some(ghz) = tail.strip_suffix("GHz").and_then(|g| g.trim().parse().ok()) {
+                if let Some(v) = positive(ghz) {
+                    return Some((v * 1e9, "the model name's base frequency".into()));
+                }
+            }
+        }
+    }
+    if let Some(khz) = max_freq_khz.and_then(|k| k.trim().parse::<f64>().ok()) {
+        if let Some(v) = positive(khz) {
+            return Some((v * 1e3, "cpufreq's cpuinfo_max_freq".into()));
+        }
+    }
+    let mhz = field("cpu MHz")?.parse::<f64>().ok()?;
+    positive(mhz).map(|v| (v * 1e6, "/proc/cpuinfo's cpu MHz".into()))
 }
 
 /// Model name and vendor from `/proc/cpuinfo` text.
@@ -222,6 +264,26 @@ mod tests {
             (l[2].level, l[2].instances, l[2].capacity),
             (3, 1, 8388608.0)
         );
+    }
+
+    #[test]
+    fn nominal_frequency_where_the_os_names_one() {
+        let intel =
+            "model name\t: Intel(R) Xeon(R) Platinum 8481C CPU @ 2.00GHz\ncpu MHz\t\t: 2000.000\n";
+        assert_eq!(
+            parse_nominal_hz(intel, Some("3800000")).map(|(v, _)| v),
+            Some(2.0e9)
+        );
+        let amd = "model name\t: AMD EPYC\ncpu MHz\t\t: 2596.136\n";
+        assert_eq!(
+            parse_nominal_hz(amd, Some("3700000\n")).map(|(v, _)| v),
+            Some(3.7e9)
+        );
+        let (v, src) = parse_nominal_hz(amd, None).unwrap_or_default();
+        assert!((v - 2.596136e9).abs() < 1.0, "{v}");
+        assert!(src.contains("cpu MHz"));
+        assert_eq!(parse_nominal_hz("model name: x\ncpu MHz: 0\n", None), None);
+        assert_eq!(parse_nominal_hz("", Some("junk")), None);
     }
 
     #[test]

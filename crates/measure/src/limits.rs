@@ -61,9 +61,12 @@ pub struct CoreWidths {
 /// The widths of a core: AMD Zen and Zen+ (family 17h, models below 30h) split every 256-bit
 /// operation into two 128-bit halves (Software Optimization Guide for AMD Family 17h Processors,
 /// §2.11: four 128-bit FP pipes, two of them with FMA), so one 256-bit FMA and 32 bytes of loads
-/// per cycle, and L2 and L3 move 32 bytes per cycle to the core (§2.6). Every other core: two
-/// FMA units and two vector loads per cycle (Intel since Haswell, AMD since Zen 2), 64 B/cycle
-/// from L2 (Intel; AMD Zen 2/3 move 32, so an upper bound there) and 32 from L3.
+/// per cycle, and L2 and L3 move 32 bytes per cycle to the core (§2.6). AMD Zen 4 (family 19h
+/// with AVX-512) runs each 512-bit operation on its two 256-bit FMA pipes together (Software
+/// Optimization Guide for AMD Family 19h Processors, §2.11), so one zmm FMA or dot product per
+/// cycle and two 256-bit loads (64 B); 64 B per cycle from L2, 32 from L3 (§2.6). Every other
+/// core: two FMA units and two vector loads per cycle (Intel since Haswell, AMD since Zen 2),
+/// 64 B/cycle from L2 (Intel; AMD Zen 2/3 move 32, so an upper bound there) and 32 from L3.
 pub fn core_widths(vendor: &str, family_model: Option<(u32, u32)>, simd: Simd) -> CoreWidths {
     let w = simd.vector_bytes();
     match (vendor, family_model) {
@@ -74,6 +77,15 @@ pub fn core_widths(vendor: &str, family_model: Option<(u32, u32)>, simd: Simd) -
             l3_bytes_per_cycle: 32.0,
             source: format!(
                 "AMD Zen/Zen+ (family 17h, model {m:#x}): 256-bit operations as two 128-bit halves"
+            ),
+        },
+        ("AMD", Some((0x19, m))) if simd == Simd::Avx512 => CoreWidths {
+            fma_per_cycle: 1.0,
+            l1_bytes_per_cycle: 64.0,
+            l2_bytes_per_cycle: 64.0,
+            l3_bytes_per_cycle: 32.0,
+            source: format!(
+                "AMD Zen 4 (family 19h, model {m:#x}): 512-bit operations on two 256-bit pipes, one per cycle"
             ),
         },
         _ => CoreWidths {
@@ -87,9 +99,11 @@ pub fn core_widths(vendor: &str, family_model: Option<(u32, u32)>, simd: Simd) -
     }
 }
 
-/// The datasheet-style peak of `kernel` on `threads` cores at `clock_hz`, FLOP/s: the FMA
-/// kernels at `widths.fma_per_cycle` instructions per cycle, the others at their
-/// [`ComputeKernel::max_per_cycle`].
+/// The datasheet-style peak of `kernel` on `threads` cores at `clock_hz`, FLOP/s: the vector
+/// FMA and dot-product kernels at `widths.fma_per_cycle` instructions per cycle (they issue to
+/// the FMA pipes), the AMX kernels at one `tdp*` per 16 cycles (Sapphire Rapids: 1,024 bf16
+/// FLOP, 2,048 int8 OP per cycle per core; Intel Optimization Reference Manual, ch. 20), the
+/// others at their [`ComputeKernel::max_per_cycle`].
 pub fn peak_theoretical(
     kernel: ComputeKernel,
     widths: &CoreWidths,
@@ -100,7 +114,11 @@ pub fn peak_theoretical(
         ComputeKernel::Fp64Avx2
         | ComputeKernel::Fp32Avx2
         | ComputeKernel::Fp64Avx512
-        | ComputeKernel::Fp32Avx512 => widths.fma_per_cycle,
+        | ComputeKernel::Fp32Avx512
+        | ComputeKernel::Fp16Avx512
+        | ComputeKernel::Bf16Avx512
+        | ComputeKernel::Int8Vnni512 => widths.fma_per_cycle,
+        ComputeKernel::Bf16Amx | ComputeKernel::Int8Amx => 1.0 / 16.0,
         _ => kernel.max_per_cycle(),
     };
     f64::from(threads) * clock_hz * kernel.flop_per_instruction() * per_cycle
@@ -180,6 +198,32 @@ mod tests {
         // The fault bound stays generic (two units) whatever the model says.
         assert!((peak_limit(ComputeKernel::Fp32Avx2, 2, 2.5e9) - 160e9).abs() < 1.0);
         Ok(())
+    }
+
+    #[test]
+    fn zen4_runs_one_zmm_fma_per_cycle_and_amx_one_tile_product_per_16() {
+        // Zen 4 (family 19h = 25, model 11h, as this file's Genoa): 1 core × 3.5 GHz × 32 FLOP
+        // × 1 = 112 GFLOP/s fp32 with AVX-512; its L1 roof 64 B × 3.5 GHz = 224 GB/s.
+        let zen4 = core_widths("AMD", Some((25, 0x11)), Simd::Avx512);
+        let p = peak_theoretical(ComputeKernel::Fp32Avx512, &zen4, 1, 3.5e9);
+        assert!((p - 112e9).abs() < 1.0, "{p}");
+        // Its AVX2 kernels keep two per cycle (the generic widths).
+        let zen4_avx2 = core_widths("AMD", Some((25, 0x11)), Simd::Avx2);
+        assert_eq!(zen4_avx2.fma_per_cycle, 2.0);
+        // AMX on 2 Sapphire Rapids cores at 2 GHz: 2 × 2e9 × 16384 / 16 = 4.096 TFLOP/s bf16,
+        // twice that in int8; the fault bound allows one per 8 cycles.
+        let spr = core_widths("Intel", Some((6, 0x8f)), Simd::Avx512);
+        let amx = peak_theoretical(ComputeKernel::Bf16Amx, &spr, 2, 2e9);
+        assert!((amx - 4.096e12).abs() < 1.0, "{amx}");
+        let int8 = peak_theoretical(ComputeKernel::Int8Amx, &spr, 2, 2e9);
+        assert!((int8 - 8.192e12).abs() < 1.0, "{int8}");
+        assert!((peak_limit(ComputeKernel::Bf16Amx, 2, 2e9) - 8.192e12).abs() < 1.0);
+        // vdpbf16ps on the two FMA pipes: 2 × 64 × 2e9 = 256 GFLOP/s per core, twice fp32's
+        // FMA (2 × 32 × 2e9 = 128): bf16 below fp32 is a measurement short of its chains.
+        let dp = peak_theoretical(ComputeKernel::Bf16Avx512, &spr, 1, 2e9);
+        let fma = peak_theoretical(ComputeKernel::Fp32Avx512, &spr, 1, 2e9);
+        assert_eq!(dp, 2.0 * fma);
+        assert!((dp - 256e9).abs() < 1.0);
     }
 
     #[test]

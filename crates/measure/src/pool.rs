@@ -16,8 +16,11 @@ use std::time::Instant;
 /// What every worker does in one round.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Job {
-    /// `iters` × 128 dependent adds (the clock).
-    Clock { iters: u64 },
+    /// `iters` × 128 dependent instructions of a clock chain.
+    Clock {
+        chain: bench_kernels::ClockChain,
+        iters: u64,
+    },
     /// `iters` iterations of a compute kernel.
     Compute { kernel: ComputeKernel, iters: u64 },
     /// A bandwidth kernel over `n` elements per stream, streams `stride` elements apart.
@@ -189,7 +192,9 @@ fn worker(
                 break;
             }
             Job::Empty => {}
-            Job::Clock { iters } => sink += bench_kernels::clock_chain(iters).unwrap_or(0) as f64,
+            Job::Clock { chain, iters } => {
+                sink += bench_kernels::clock_chain(chain, iters).unwrap_or(0) as f64
+            }
             Job::Compute { kernel, iters } => sink += kernel.run(iters),
             Job::Bandwidth {
                 kernel,

@@ -6,8 +6,11 @@
 //! | fp64 FMA, AVX2 | `vfmadd231pd ymm` | 4 lanes × 2 = 8 |
 //! | fp32 FMA, AVX-512 | `vfmadd231ps zmm` | 16 lanes × 2 = 32 |
 //! | fp32 FMA, AVX2 | `vfmadd231ps ymm` | 8 lanes × 2 = 16 |
+//! | fp16 FMA, AVX512-FP16 | `vfmadd213ph zmm` | 32 lanes × 2 = 64 |
 //! | bf16 dot, AVX512-BF16 | `vdpbf16ps zmm` | 16 lanes × 2 pairs × 2 = 64 |
+//! | bf16 tiles, AMX-BF16 | `tdpbf16ps` | 16 × 16 × 32 multiply-adds × 2 = 16,384 |
 //! | int8 dot, AVX512-VNNI | `vpdpbusd zmm` | 16 lanes × 4 products × 2 = 128 |
+//! | int8 tiles, AMX-INT8 | `tdpbssd` | 16 × 16 × 64 multiply-adds × 2 = 32,768 |
 //! | int8 dot, AVX2 | `vpmaddubsw` + `vpmaddwd` + `vpaddd` ymm | 32 products × 2 = 64 per sequence |
 //! | scalar (no AVX2/FMA, or not x86-64) | `mul` + `add` | 2 per pair |
 //!
@@ -28,8 +31,42 @@ use roofline_core::measured::BandwidthKernel;
 use roofline_core::precision::Precision;
 use std::hint::black_box;
 
-/// Independent accumulator chains of every compute kernel (one instruction each per iteration).
+/// Independent accumulator chains of the AVX2 and scalar compute kernels (one instruction each
+/// per iteration).
 pub const CHAINS: usize = 12;
+
+/// Independent accumulator chains of the AVX-512 compute kernels (24 of the 32 zmm registers:
+/// enough for the dot products' longer latency at two per cycle).
+pub const CHAINS_512: usize = 24;
+
+/// Accumulator tiles of the AMX kernels (2 × 2 blocking: four `tdp*` per iteration).
+pub const AMX_TILES: usize = 4;
+
+/// Whether this CPU has `edx_bit` of CPUID leaf 7 (x86-64 only).
+#[cfg(target_arch = "x86_64")]
+fn cpuid7(edx_bit: u32) -> bool {
+    x86::cpuid7_edx() & (1 << edx_bit) != 0
+}
+
+/// Whether the AMX kernels can run: the CPU has AMX-TILE (CPUID.7.0:EDX[24]) and Linux gave
+/// this process the tile data state (asked once, with `arch_prctl`).
+#[cfg(target_arch = "x86_64")]
+fn amx_usable() -> bool {
+    static GRANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *GRANTED.get_or_init(|| cpuid7(24) && x86::request_amx_permission())
+}
+
+/// Why AMX is not measured on a CPU that has it, or `None` (no AMX, or it can be used).
+pub fn amx_refused() -> Option<String> {
+    #[cfg(target_arch = "x86_64")]
+    if cpuid7(24) && !amx_usable() {
+        return Some(
+            "the CPU has AMX, but the kernel refused the tile data permission (arch_prctl ARCH_REQ_XCOMP_PERM needs Linux 5.16 or later): AMX not measured"
+                .into(),
+        );
+    }
+    None
+}
 
 /// The widest vector instruction set the bandwidth kernels use on this CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +150,12 @@ pub fn features() -> String {
                 "avx512vnni",
                 std::arch::is_x86_feature_detected!("avx512vnni"),
             ),
+            (
+                "avx512fp16",
+                std::arch::is_x86_feature_detected!("avx512fp16"),
+            ),
+            ("amx-bf16", cpuid7(22) && cpuid7(24)),
+            ("amx-int8", cpuid7(25) && cpuid7(24)),
         ] {
             if has {
                 out.push(name);
@@ -126,7 +169,8 @@ pub fn features() -> String {
     }
 }
 
-/// A compute kernel: one instruction (or named sequence) in [`CHAINS`] independent chains.
+/// A compute kernel: one instruction (or named sequence) in [`ComputeKernel::chains`]
+/// independent chains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ComputeKernel {
     /// `vfmadd231pd zmm`: 16 FLOP.
@@ -141,17 +185,25 @@ pub enum ComputeKernel {
     Fp32Avx2,
     /// `mulss` + `addss`: 2 FLOP.
     Fp32Scalar,
+    /// `vfmadd213ph zmm`: 64 FLOP.
+    Fp16Avx512,
     /// `vdpbf16ps zmm`: 64 FLOP.
     Bf16Avx512,
+    /// `tdpbf16ps`: 16,384 FLOP.
+    Bf16Amx,
     /// `vpdpbusd zmm`: 128 OP.
     Int8Vnni512,
+    /// `tdpbssd`: 32,768 OP.
+    Int8Amx,
     /// `vpmaddubsw` + `vpmaddwd` + `vpaddd` ymm: 64 OP.
     Int8Avx2,
 }
 
 impl ComputeKernel {
-    /// The kernels this CPU can run: the widest per precision (fp64, fp32 always; bf16 with
-    /// AVX512-BF16; int8 with AVX512-VNNI, else AVX2).
+    /// The kernels this CPU can run: the widest vector kernel per precision (fp64, fp32
+    /// always; fp16 with AVX512-FP16, never a copy of another precision's figure; bf16 with
+    /// AVX512-BF16; int8 with AVX512-VNNI, else AVX2), and the AMX tile kernels beside them
+    /// where the CPU and the OS allow.
     pub fn available() -> Vec<ComputeKernel> {
         let all = [
             [
@@ -165,8 +217,11 @@ impl ComputeKernel {
                 ComputeKernel::Fp32Avx2,
                 ComputeKernel::Fp32Scalar,
             ],
+            &[ComputeKernel::Fp16Avx512],
             &[ComputeKernel::Bf16Avx512],
+            &[ComputeKernel::Bf16Amx],
             &[ComputeKernel::Int8Vnni512, ComputeKernel::Int8Avx2],
+            &[ComputeKernel::Int8Amx],
         ];
         all.iter()
             .filter_map(|group| group.iter().copied().find(|k| k.supported()))
@@ -182,8 +237,13 @@ impl ComputeKernel {
                 ComputeKernel::Fp64Scalar | ComputeKernel::Fp32Scalar => true,
                 ComputeKernel::Fp64Avx2 | ComputeKernel::Fp32Avx2 => has!("avx2") && has!("fma"),
                 ComputeKernel::Fp64Avx512 | ComputeKernel::Fp32Avx512 => has!("avx512f"),
+                ComputeKernel::Fp16Avx512 => {
+                    has!("avx512f") && has!("avx512bw") && has!("avx512fp16")
+                }
                 ComputeKernel::Bf16Avx512 => has!("avx512f") && has!("avx512bf16"),
+                ComputeKernel::Bf16Amx => cpuid7(22) && amx_usable(),
                 ComputeKernel::Int8Vnni512 => has!("avx512f") && has!("avx512vnni"),
+                ComputeKernel::Int8Amx => cpuid7(25) && amx_usable(),
                 ComputeKernel::Int8Avx2 => has!("avx2"),
             }
         }
@@ -202,8 +262,11 @@ impl ComputeKernel {
             ComputeKernel::Fp32Avx512 | ComputeKernel::Fp32Avx2 | ComputeKernel::Fp32Scalar => {
                 Precision::Fp32
             }
-            ComputeKernel::Bf16Avx512 => Precision::Bf16,
-            ComputeKernel::Int8Vnni512 | ComputeKernel::Int8Avx2 => Precision::Int8,
+            ComputeKernel::Fp16Avx512 => Precision::Fp16,
+            ComputeKernel::Bf16Avx512 | ComputeKernel::Bf16Amx => Precision::Bf16,
+            ComputeKernel::Int8Vnni512 | ComputeKernel::Int8Avx2 | ComputeKernel::Int8Amx => {
+                Precision::Int8
+            }
         }
     }
 
@@ -216,8 +279,11 @@ impl ComputeKernel {
             ComputeKernel::Fp32Avx512 => "avx512 vfmadd231ps zmm",
             ComputeKernel::Fp32Avx2 => "avx2 vfmadd231ps ymm",
             ComputeKernel::Fp32Scalar => "scalar mul+add f32",
+            ComputeKernel::Fp16Avx512 => "avx512-fp16 vfmadd213ph zmm",
             ComputeKernel::Bf16Avx512 => "avx512-bf16 vdpbf16ps zmm",
+            ComputeKernel::Bf16Amx => "amx-bf16 tdpbf16ps",
             ComputeKernel::Int8Vnni512 => "avx512-vnni vpdpbusd zmm",
+            ComputeKernel::Int8Amx => "amx-int8 tdpbssd",
             ComputeKernel::Int8Avx2 => "avx2 vpmaddubsw+vpmaddwd+vpaddd ymm",
         }
     }
@@ -231,9 +297,25 @@ impl ComputeKernel {
             ComputeKernel::Fp64Scalar | ComputeKernel::Fp32Scalar => 2.0,
             ComputeKernel::Fp32Avx512 => 32.0,
             ComputeKernel::Fp32Avx2 => 16.0,
-            ComputeKernel::Bf16Avx512 => 64.0,
+            ComputeKernel::Fp16Avx512 | ComputeKernel::Bf16Avx512 => 64.0,
             ComputeKernel::Int8Vnni512 => 128.0,
             ComputeKernel::Int8Avx2 => 64.0,
+            ComputeKernel::Bf16Amx => 16.0 * 16.0 * 32.0 * 2.0,
+            ComputeKernel::Int8Amx => 16.0 * 16.0 * 64.0 * 2.0,
+        }
+    }
+
+    /// Independent chains (accumulators) per iteration: [`CHAINS_512`] for the AVX-512
+    /// kernels, [`AMX_TILES`] for AMX, [`CHAINS`] for the others.
+    pub fn chains(self) -> usize {
+        match self {
+            ComputeKernel::Fp64Avx512
+            | ComputeKernel::Fp32Avx512
+            | ComputeKernel::Fp16Avx512
+            | ComputeKernel::Bf16Avx512
+            | ComputeKernel::Int8Vnni512 => CHAINS_512,
+            ComputeKernel::Bf16Amx | ComputeKernel::Int8Amx => AMX_TILES,
+            _ => CHAINS,
         }
     }
 
@@ -241,9 +323,12 @@ impl ComputeKernel {
     /// limit's "FMA units". Two for the vector FMA and dot-product instructions (two FMA pipes:
     /// Intel since Haswell, AMD since Zen 2; the most any x86 core has); one `Int8Avx2` sequence
     /// (its two multiplies on the two vector-multiply pipes); for scalar code, the SSE2
-    /// vectorisation the compiler may apply (2 or 4 lanes) on two pipes.
+    /// vectorisation the compiler may apply (2 or 4 lanes) on two pipes; an AMX `tdp*` every 8
+    /// cycles (twice the one per 16 cycles of Sapphire Rapids' tile unit, 1,024 bf16 FLOP and
+    /// 2,048 int8 OP per cycle: Intel Optimization Reference Manual, ch. 20).
     pub fn max_per_cycle(self) -> f64 {
         match self {
+            ComputeKernel::Bf16Amx | ComputeKernel::Int8Amx => 1.0 / 8.0,
             ComputeKernel::Int8Avx2 => 1.0,
             ComputeKernel::Fp64Scalar => 2.0 * 2.0,
             ComputeKernel::Fp32Scalar => 2.0 * 4.0,
@@ -251,9 +336,9 @@ impl ComputeKernel {
         }
     }
 
-    /// FLOPs of one iteration: [`CHAINS`] instructions.
+    /// FLOPs of one iteration: [`ComputeKernel::chains`] instructions.
     pub fn flop_per_iteration(self) -> f64 {
-        CHAINS as f64 * self.flop_per_instruction()
+        self.chains() as f64 * self.flop_per_instruction()
     }
 
     /// Runs `iters` iterations with the benchmark's operands (kept opaque to the compiler) and
@@ -284,8 +369,26 @@ impl ComputeKernel {
                     ComputeKernel::Fp64Avx2 => x86::fma_f64_avx2(iters, a, b),
                     ComputeKernel::Fp32Avx512 => x86::fma_f32_avx512(iters, a as f32, b as f32),
                     ComputeKernel::Fp32Avx2 => x86::fma_f32_avx2(iters, a as f32, b as f32),
+                    ComputeKernel::Fp16Avx512 => {
+                        let lanes = x86::fma_f16_avx512(iters, f16_bits(a), f16_bits(b));
+                        lanes.iter().map(|&h| f16_value(h)).sum::<f64>() * CHAINS_512 as f64
+                    }
                     ComputeKernel::Bf16Avx512 => x86::dot_bf16_avx512(iters, a as f32, b as f32),
+                    ComputeKernel::Bf16Amx => {
+                        let (ta, tb) = (bf16_tile(a), bf16_tile(b));
+                        let c = x86::amx_bf16(iters, &ta, &tb);
+                        c.iter()
+                            .flatten()
+                            .map(|&v| f64::from(f32::from_bits(v)))
+                            .sum()
+                    }
                     ComputeKernel::Int8Vnni512 => x86::dot_int8_vnni512(iters, a as u8, b as i8),
+                    ComputeKernel::Int8Amx => {
+                        let ta = [a as i8 as u8; 1024];
+                        let tb = [b as i8 as u8; 1024];
+                        let c = x86::amx_int8(iters, &ta, &tb);
+                        c.iter().flatten().map(|&v| f64::from(v as i32)).sum()
+                    }
                     ComputeKernel::Int8Avx2 => x86::dot_int8_avx2(iters, a as u8, b as i8),
                     ComputeKernel::Fp64Scalar => scalar_f64(iters, a, b),
                     ComputeKernel::Fp32Scalar => scalar_f32(iters, a as f32, b as f32),
@@ -293,10 +396,50 @@ impl ComputeKernel {
             };
         }
         match self.precision() {
-            Precision::Fp32 | Precision::Bf16 => scalar_f32(iters, a as f32, b as f32),
+            Precision::Fp32 | Precision::Bf16 | Precision::Fp16 => {
+                scalar_f32(iters, a as f32, b as f32)
+            }
             _ => scalar_f64(iters, a, b),
         }
     }
+}
+
+/// The IEEE binary16 bits of `v` for the values the kernels use (0, ±2^k · m with a short
+/// mantissa), rounding toward zero: sign, 5-bit exponent (bias 15), 10-bit mantissa.
+pub fn f16_bits(v: f64) -> u16 {
+    let f = v as f32;
+    let bits = f.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xff) as i32 - 127 + 15;
+    if f == 0.0 || exp <= 0 {
+        return sign;
+    }
+    if exp >= 31 {
+        return sign | 0x7c00;
+    }
+    sign | ((exp as u16) << 10) | ((bits >> 13) & 0x3ff) as u16
+}
+
+/// The value of IEEE binary16 bits (normal numbers, zero and infinity; subnormals as zero).
+pub fn f16_value(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = i32::from((h >> 10) & 0x1f);
+    let man = f64::from(h & 0x3ff);
+    match exp {
+        0 => 0.0 * sign,
+        31 => sign * f64::INFINITY,
+        e => sign * (1.0 + man / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+/// A 1 KiB AMX tile with every bf16 element `v` (bf16 = the top half of the fp32 bits).
+fn bf16_tile(v: f64) -> [u8; 1024] {
+    let h = ((v as f32).to_bits() >> 16) as u16;
+    let mut t = [0u8; 1024];
+    for pair in t.chunks_exact_mut(2) {
+        pair.copy_from_slice(&h.to_le_bytes());
+    }
+    t
 }
 
 /// Scalar fp64: `acc = acc · a + b` in [`CHAINS`] chains (a multiply and an add, 2 FLOP).
@@ -321,17 +464,53 @@ fn scalar_f32(iters: u64, a: f32, b: f32) -> f64 {
     acc.iter().map(|&v| f64::from(v)).sum()
 }
 
-/// The core clock, measured: runs `iters` × 128 dependent integer adds (one cycle each) and
-/// returns the count (`128 × iters`), or `None` where there is no such kernel (not x86-64).
-/// The caller times it: clock = count / seconds.
-pub fn clock_chain(iters: u64) -> Option<u64> {
+/// A dependency chain of one instruction whose latency the vendors document: the core clock is
+/// the instructions run × that latency / the seconds they took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockChain {
+    /// `imul r64, r64`: 3 cycles (Intel since Nehalem, AMD since Zen; Agner Fog, instruction
+    /// tables; uops.info).
+    Imul,
+    /// `add r64, r64`: 1 cycle (every x86-64 core; a register operand, so no renamer can fold
+    /// it as Golden Cove folds `add reg, imm`).
+    Add,
+}
+
+impl ClockChain {
+    /// Both chains, the multiply first.
+    pub const ALL: [ClockChain; 2] = [ClockChain::Imul, ClockChain::Add];
+
+    /// Cycles of latency per instruction.
+    pub fn latency_cycles(self) -> f64 {
+        match self {
+            ClockChain::Imul => 3.0,
+            ClockChain::Add => 1.0,
+        }
+    }
+
+    /// The instruction (`imul r64, r64`).
+    pub fn instruction(self) -> &'static str {
+        match self {
+            ClockChain::Imul => "imul r64, r64",
+            ClockChain::Add => "add r64, r64",
+        }
+    }
+}
+
+/// Runs `iters` × 128 dependent instructions of `chain` and returns how many ran
+/// (`128 × max(iters, 1)`), or `None` where there is no such kernel (not x86-64). The caller
+/// times it: clock = count × latency / seconds.
+pub fn clock_chain(chain: ClockChain, iters: u64) -> Option<u64> {
     #[cfg(target_arch = "x86_64")]
     {
-        Some(x86::add_chain(black_box(iters)))
+        Some(match chain {
+            ClockChain::Imul => x86::imul_chain(black_box(iters)),
+            ClockChain::Add => x86::add_chain(black_box(iters)),
+        })
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = iters;
+        let _ = (chain, iters);
         None
     }
 }
@@ -452,7 +631,8 @@ mod tests {
     #[test]
     fn fma_kernels_compute_acc_times_a_plus_b() {
         // With a = 1, b = 1 every lane counts the iterations: after n iterations each lane is n,
-        // so the checksum is n × lanes × 12 chains. Lanes = FLOP per instruction / 2.
+        // so the checksum is n × lanes × chains (12 for AVX2, 24 for AVX-512). Lanes = FLOP per
+        // instruction / 2.
         for k in [
             ComputeKernel::Fp64Avx512,
             ComputeKernel::Fp64Avx2,
@@ -463,9 +643,22 @@ mod tests {
                 continue;
             }
             let lanes = k.flop_per_instruction() / 2.0;
-            assert_eq!(k.run_with(10, 1.0, 1.0), 10.0 * lanes * 12.0, "{k:?}");
+            let chains = match k {
+                ComputeKernel::Fp64Avx512 | ComputeKernel::Fp32Avx512 => 24.0,
+                _ => 12.0,
+            };
+            assert_eq!(k.chains() as f64, chains, "{k:?}");
+            assert_eq!(k.run_with(10, 1.0, 1.0), 10.0 * lanes * chains, "{k:?}");
             // a = 0.5, b = 1 from 0: 1, 1.5, 1.75 after three iterations (exact in binary).
-            assert_eq!(k.run_with(3, 0.5, 1.0), 1.75 * lanes * 12.0, "{k:?}");
+            assert_eq!(k.run_with(3, 0.5, 1.0), 1.75 * lanes * chains, "{k:?}");
+        }
+        // fp16 (only where AVX512-FP16 is): 1.75 in 32 lanes of accumulator 0, counted for
+        // each of the 24 chains.
+        if ComputeKernel::Fp16Avx512.supported() {
+            assert_eq!(
+                ComputeKernel::Fp16Avx512.run_with(3, 0.5, 1.0),
+                1.75 * 32.0 * 24.0
+            );
         }
         // Scalar: one lane per chain.
         assert_eq!(ComputeKernel::Fp64Scalar.run_with(10, 1.0, 1.0), 120.0);
@@ -475,14 +668,23 @@ mod tests {
     #[test]
     fn dot_kernels_by_hand() {
         // vdpbf16ps: each of 16 lanes adds 2 products of 1.5 × 2 (exact in bf16) = 6 per
-        // iteration; 4 iterations × 6 × 16 lanes × 12 chains = 4608.
+        // iteration; 4 iterations × 6 × 16 lanes × 24 chains = 9216.
         if ComputeKernel::Bf16Avx512.supported() {
-            assert_eq!(ComputeKernel::Bf16Avx512.run_with(4, 1.5, 2.0), 4608.0);
+            assert_eq!(ComputeKernel::Bf16Avx512.run_with(4, 1.5, 2.0), 9216.0);
         }
         // vpdpbusd: each of 16 lanes adds 4 products u8 3 × i8 −2 = −24 per iteration;
-        // 5 iterations × −24 × 16 × 12 = −23040.
+        // 5 iterations × −24 × 16 × 24 = −46080.
         if ComputeKernel::Int8Vnni512.supported() {
-            assert_eq!(ComputeKernel::Int8Vnni512.run_with(5, 3.0, -2.0), -23040.0);
+            assert_eq!(ComputeKernel::Int8Vnni512.run_with(5, 3.0, -2.0), -46080.0);
+        }
+        // tdpbf16ps (only with AMX): each of the 16 × 16 fp32 of a tile adds 32 products of
+        // 1.5 × 2 = 96 per iteration; 3 iterations × 96 × 256 elements × 4 tiles = 294912.
+        if ComputeKernel::Bf16Amx.supported() {
+            assert_eq!(ComputeKernel::Bf16Amx.run_with(3, 1.5, 2.0), 294_912.0);
+        }
+        // tdpbssd: 64 products of 3 × −2 = −384 per element per iteration; × 2 × 256 × 4.
+        if ComputeKernel::Int8Amx.supported() {
+            assert_eq!(ComputeKernel::Int8Amx.run_with(2, 3.0, -2.0), -786_432.0);
         }
         // AVX2 sequence, one iteration, every byte of the accumulator 1, signed operand 2:
         // vpmaddubsw: 1·2 + 1·2 = 4 per i16; vpmaddwd with ones: 4 + 4 = 8 per i32; vpaddd:
@@ -520,12 +722,36 @@ mod tests {
         // vpdpbusd zmm: 512 / 8 = 64 byte products, each a multiply and an add.
         assert_eq!(ComputeKernel::Int8Vnni512.flop_per_instruction(), 128.0);
         assert_eq!(ComputeKernel::Fp32Avx2.flop_per_iteration(), 16.0 * 12.0);
+        // vfmadd213ph zmm: 512 / 16 = 32 lanes × 2 = 64, as many as vdpbf16ps's 16 × 2 × 2.
+        assert_eq!(ComputeKernel::Fp16Avx512.flop_per_instruction(), 64.0);
+        assert_eq!(ComputeKernel::Bf16Avx512.flop_per_iteration(), 64.0 * 24.0);
+        // tdpbf16ps: M = 16 rows, N = 16 fp32 columns, K = 64 bytes / 2 = 32 bf16: 8192
+        // multiply-adds; tdpbssd: K = 64 int8, 16384 multiply-adds.
+        assert_eq!(ComputeKernel::Bf16Amx.flop_per_instruction(), 16_384.0);
+        assert_eq!(ComputeKernel::Int8Amx.flop_per_instruction(), 32_768.0);
+        assert_eq!(ComputeKernel::Int8Amx.flop_per_iteration(), 4.0 * 32_768.0);
     }
 
     #[test]
-    fn clock_chain_counts_adds() {
-        if let Some(n) = clock_chain(3) {
-            assert_eq!(n, 3 * 128);
+    fn f16_bits_of_the_kernel_operands() {
+        // 1.0 = 0x3C00, 0.5 = 0x3800, 1.75 = 0x3F00, −2 = 0xC000 (IEEE 754 binary16).
+        assert_eq!(f16_bits(1.0), 0x3C00);
+        assert_eq!(f16_bits(0.5), 0x3800);
+        assert_eq!(f16_bits(1.75), 0x3F00);
+        assert_eq!(f16_bits(-2.0), 0xC000);
+        assert_eq!(f16_bits(0.0), 0);
+        for v in [1.0, 0.5, 1.75, -2.0, 2.0, 65504.0] {
+            assert_eq!(f16_value(f16_bits(v)), v, "{v}");
+        }
+        assert_eq!(f16_value(f16_bits(1e6)), f64::INFINITY);
+    }
+
+    #[test]
+    fn clock_chains_count_their_instructions() {
+        for c in ClockChain::ALL {
+            if let Some(n) = clock_chain(c, 3) {
+                assert_eq!(n, 3 * 128, "{c:?}");
+            }
         }
     }
 

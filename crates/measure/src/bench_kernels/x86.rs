@@ -6,22 +6,32 @@
 //! instruction reference) and agree with AMD's APM vol. 4: one FMA is a multiply and an add,
 //! 2 FLOP per lane.
 //!
-//! Compute kernels keep [`CHAINS`] independent accumulators, each updated by one instruction per
-//! iteration: enough to cover an FMA's latency (4–5 cycles) times its throughput (2 per cycle)
-//! on Intel since Haswell and AMD since Zen 2, so the loop runs at the throughput limit. The
-//! accumulator is always an operand, so the compiler cannot hoist or fold the work.
+//! Compute kernels keep independent accumulators, each updated by one instruction per
+//! iteration: [`CHAINS`] (12) of the 16 ymm registers for AVX2, enough to cover an FMA's
+//! latency (4–5 cycles) times its throughput (2 per cycle) on Intel since Haswell and AMD since
+//! Zen 2; [`CHAINS_512`] (24) of the 32 zmm registers for AVX-512, which also covers the longer
+//! latency of the dot products (`vdpbf16ps`, `vpdpbusd`, `vfmadd*ph`: up to 6–8 cycles at 2 per
+//! cycle). The loop then runs at the throughput limit. The accumulator is always an operand,
+//! so the compiler cannot hoist or fold the work. The AMX kernels keep four accumulator tiles
+//! (2 × 2 blocking, as oneDNN's kernels do): four independent `tdp*` per iteration.
 
 use core::arch::asm;
 use core::arch::x86_64::*;
 
-/// Independent accumulator chains per compute kernel (12 × 4-cycle latency ≥ 2 per cycle × 5).
+/// Independent accumulator chains of the AVX2 kernels (12 × 4-cycle latency ≥ 2 per cycle × 5).
 pub const CHAINS: usize = 12;
 
-/// Runs `iters` × 128 dependent `add reg, 1` (1 cycle latency each on every x86-64 core: Agner
-/// Fog, instruction tables), returning the final count: `128 × max(iters, 1)`. The time it takes
-/// is 128 × iters core clock cycles, which gives the clock.
-pub fn add_chain(iters: u64) -> u64 {
-    let mut x: u64 = 0;
+/// Independent accumulator chains of the AVX-512 kernels (24 ≥ 2 per cycle × 8-cycle latency;
+/// two of the 32 zmm registers hold the operands).
+pub const CHAINS_512: usize = 24;
+
+/// Runs `iters` × 128 dependent `imul r64, r64` (`x = x · y`, `y` = 3 in a register; 3 cycles
+/// of latency on every x86-64 core since Intel Nehalem and AMD Zen: Agner Fog, instruction
+/// tables; uops.info), returning `128 × max(iters, 1)`: the instructions run. A multiplier has
+/// no shortcut for a register operand, so the time is 3 × 128 × iters core cycles.
+pub fn imul_chain(iters: u64) -> u64 {
+    let mut x: u64 = 1;
+    let y: u64 = core::hint::black_box(3);
     let mut n: u64 = iters.max(1);
     // SAFETY: register-only integer arithmetic and a backward branch inside the block; no memory
     // or stack access (`nomem, nostack`); the flags it changes are not preserved, as asm! assumes
@@ -30,11 +40,39 @@ pub fn add_chain(iters: u64) -> u64 {
         asm!(
             "2:",
             ".rept 128",
-            "add {x}, 1",
+            "imul {x}, {y}",
             ".endr",
             "dec {n}",
             "jnz 2b",
             x = inout(reg) x,
+            y = in(reg) y,
+            n = inout(reg) n,
+            options(nomem, nostack),
+        );
+    }
+    let _ = (x, n);
+    128 * iters.max(1)
+}
+
+/// Runs `iters` × 128 dependent `add r64, r64` (`x = x + y`, `y` in a register; 1 cycle of
+/// latency), returning `128 × max(iters, 1)`. Unlike `add reg, imm`, which Intel's Golden
+/// Cove and later cores fold at rename (several per cycle), an add of a register's unknown
+/// value has to execute, one per cycle on every x86-64 core.
+pub fn add_chain(iters: u64) -> u64 {
+    let mut x: u64 = 0;
+    let y: u64 = core::hint::black_box(1);
+    let mut n: u64 = iters.max(1);
+    // SAFETY: as `imul_chain`: registers only, no memory or stack.
+    unsafe {
+        asm!(
+            "2:",
+            ".rept 128",
+            "add {x}, {y}",
+            ".endr",
+            "dec {n}",
+            "jnz 2b",
+            x = inout(reg) x,
+            y = in(reg) y,
             n = inout(reg) n,
             options(nomem, nostack),
         );
@@ -46,6 +84,12 @@ pub fn add_chain(iters: u64) -> u64 {
 macro_rules! chains {
     ($init:expr) => {
         [$init; CHAINS]
+    };
+}
+
+macro_rules! chains512 {
+    ($init:expr) => {
+        [$init; CHAINS_512]
     };
 }
 
@@ -99,7 +143,7 @@ pub fn fma_f32_avx2(iters: u64, a: f32, b: f32) -> f64 {
 pub fn fma_f64_avx512(iters: u64, a: f64, b: f64) -> f64 {
     let va = _mm512_set1_pd(a);
     let vb = _mm512_set1_pd(b);
-    let mut acc = chains!(_mm512_setzero_pd());
+    let mut acc = chains512!(_mm512_setzero_pd());
     for _ in 0..iters {
         for c in acc.iter_mut() {
             *c = _mm512_fmadd_pd(*c, va, vb);
@@ -113,7 +157,7 @@ pub fn fma_f64_avx512(iters: u64, a: f64, b: f64) -> f64 {
 pub fn fma_f32_avx512(iters: u64, a: f32, b: f32) -> f64 {
     let va = _mm512_set1_ps(a);
     let vb = _mm512_set1_ps(b);
-    let mut acc = chains!(_mm512_setzero_ps());
+    let mut acc = chains512!(_mm512_setzero_ps());
     for _ in 0..iters {
         for c in acc.iter_mut() {
             *c = _mm512_fmadd_ps(*c, va, vb);
@@ -133,7 +177,7 @@ pub fn fma_f32_avx512(iters: u64, a: f32, b: f32) -> f64 {
 pub fn dot_bf16_avx512(iters: u64, x: f32, y: f32) -> f64 {
     let vx = _mm512_cvtne2ps_pbh(_mm512_set1_ps(x), _mm512_set1_ps(x));
     let vy = _mm512_cvtne2ps_pbh(_mm512_set1_ps(y), _mm512_set1_ps(y));
-    let mut acc = chains!(_mm512_setzero_ps());
+    let mut acc = chains512!(_mm512_setzero_ps());
     for _ in 0..iters {
         for c in acc.iter_mut() {
             *c = _mm512_dpbf16_ps(*c, vx, vy);
@@ -151,7 +195,7 @@ pub fn dot_bf16_avx512(iters: u64, x: f32, y: f32) -> f64 {
 pub fn dot_int8_vnni512(iters: u64, u: u8, s: i8) -> f64 {
     let vu = _mm512_set1_epi8(u as i8);
     let vs = _mm512_set1_epi8(s);
-    let mut acc = chains!(_mm512_setzero_si512());
+    let mut acc = chains512!(_mm512_setzero_si512());
     for _ in 0..iters {
         for c in acc.iter_mut() {
             *c = _mm512_dpbusd_epi32(*c, vu, vs);
@@ -187,6 +231,171 @@ pub fn dot_int8_avx2(iters: u64, init: u8, s: i8) -> f64 {
         total += lanes.iter().map(|&v| f64::from(v)).sum::<f64>();
     }
     total
+}
+
+/// fp16, AVX512-FP16: `vfmadd213ph zmm` = 32 fp16 lanes × 2 = **64 FLOP** per instruction;
+/// `acc = acc · a + b` in [`CHAINS_512`] accumulators (zmm0–zmm23), `a` and `b` (fp16 bit
+/// patterns) broadcast into zmm30 and zmm31. In inline assembly: the fp16 intrinsics are not
+/// stable Rust. Returns every lane of accumulator 0 as fp16 bits.
+#[target_feature(enable = "avx512f,avx512bw")]
+pub fn fma_f16_avx512(iters: u64, a: u16, b: u16) -> [u16; 32] {
+    let mut lanes = [0u16; 32];
+    let mut n = iters.max(1);
+    // SAFETY: the caller checked AVX512-FP16 (and AVX-512F/BW, for the broadcasts). The block
+    // writes only the registers it declares and the 64 bytes of `lanes` (one zmm store).
+    unsafe {
+        asm!(
+            "vpbroadcastw zmm30, {a:e}",
+            "vpbroadcastw zmm31, {b:e}",
+            ".irp r, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23",
+            "vpxord zmm\\r, zmm\\r, zmm\\r",
+            ".endr",
+            "2:",
+            ".irp r, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23",
+            "vfmadd213ph zmm\\r, zmm30, zmm31",
+            ".endr",
+            "dec {n}",
+            "jnz 2b",
+            "vmovdqu16 [{out}], zmm0",
+            a = in(reg) u32::from(a),
+            b = in(reg) u32::from(b),
+            n = inout(reg) n,
+            out = in(reg) lanes.as_mut_ptr(),
+            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _, out("zmm4") _,
+            out("zmm5") _, out("zmm6") _, out("zmm7") _, out("zmm8") _, out("zmm9") _,
+            out("zmm10") _, out("zmm11") _, out("zmm12") _, out("zmm13") _, out("zmm14") _,
+            out("zmm15") _, out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+            out("zmm20") _, out("zmm21") _, out("zmm22") _, out("zmm23") _, out("zmm30") _,
+            out("zmm31") _,
+            options(nostack),
+        );
+    }
+    let _ = n;
+    lanes
+}
+
+/// Accumulator tiles of the AMX kernels.
+pub const AMX_TILES: usize = 4;
+
+/// The AMX tile configuration (palette 1): tiles 0–7 of 16 rows × 64 bytes. Accumulators
+/// tmm0–tmm3 (16 × 16 fp32 or int32), A tiles tmm4–tmm5 (16 rows × 32 bf16 or 64 int8), B tiles
+/// tmm6–tmm7 (16 rows of 16 bf16 pairs or int8 quadruples): Intel SDM vol. 1, ch. 18.
+fn amx_config() -> [u8; 64] {
+    let mut cfg = [0u8; 64];
+    cfg[0] = 1;
+    for t in 0..8 {
+        cfg[16 + 2 * t] = 64;
+        cfg[48 + t] = 16;
+    }
+    cfg
+}
+
+macro_rules! amx_kernel {
+    ($name:ident, $insn:literal, $doc:literal) => {
+        #[doc = $doc]
+        pub fn $name(iters: u64, a: &[u8; 1024], b: &[u8; 1024]) -> [[u32; 256]; AMX_TILES] {
+            let cfg = amx_config();
+            let mut c = [[0u32; 256]; AMX_TILES];
+            let mut n = iters.max(1);
+            // SAFETY: the caller checked AMX (CPUID) and obtained the Linux permission to use
+            // the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM). The block reads the 64-byte
+            // `cfg` and the 1 KiB tiles `a` and `b` (16 rows of 64 bytes, stride 64), writes the
+            // four 1 KiB accumulators of `c`, and releases the tiles before it ends.
+            unsafe {
+                asm!(
+                    "ldtilecfg [{cfg}]",
+                    "tilezero tmm0",
+                    "tilezero tmm1",
+                    "tilezero tmm2",
+                    "tilezero tmm3",
+                    "tileloadd tmm4, [{a} + {stride}*1]",
+                    "tileloadd tmm5, [{a} + {stride}*1]",
+                    "tileloadd tmm6, [{b} + {stride}*1]",
+                    "tileloadd tmm7, [{b} + {stride}*1]",
+                    "2:",
+                    concat!($insn, " tmm0, tmm4, tmm6"),
+                    concat!($insn, " tmm1, tmm4, tmm7"),
+                    concat!($insn, " tmm2, tmm5, tmm6"),
+                    concat!($insn, " tmm3, tmm5, tmm7"),
+                    "dec {n}",
+                    "jnz 2b",
+                    "tilestored [{c0} + {stride}*1], tmm0",
+                    "tilestored [{c1} + {stride}*1], tmm1",
+                    "tilestored [{c2} + {stride}*1], tmm2",
+                    "tilestored [{c3} + {stride}*1], tmm3",
+                    "tilerelease",
+                    cfg = in(reg) cfg.as_ptr(),
+                    a = in(reg) a.as_ptr(),
+                    b = in(reg) b.as_ptr(),
+                    stride = in(reg) 64usize,
+                    n = inout(reg) n,
+                    c0 = in(reg) c[0].as_mut_ptr(),
+                    c1 = in(reg) c[1].as_mut_ptr(),
+                    c2 = in(reg) c[2].as_mut_ptr(),
+                    c3 = in(reg) c[3].as_mut_ptr(),
+                    options(nostack),
+                );
+            }
+            let _ = n;
+            c
+        }
+    };
+}
+
+amx_kernel!(
+    amx_bf16,
+    "tdpbf16ps",
+    "bf16, AMX: `tdpbf16ps` = a 16 × 32 bf16 tile times a 32 × 16 one into 16 × 16 fp32: \
+     16 · 16 · 32 multiply-adds = **16,384 FLOP** per instruction; four independent \
+     accumulators per iteration. Returns the accumulators' bits (fp32)."
+);
+amx_kernel!(
+    amx_int8,
+    "tdpbssd",
+    "int8, AMX: `tdpbssd` = a 16 × 64 int8 tile times a 64 × 16 one into 16 × 16 int32: \
+     16 · 16 · 64 multiply-adds = **32,768 OP** per instruction. Returns the accumulators \
+     (int32 bits)."
+);
+
+/// CPUID leaf 7, subleaf 0, EDX: bit 22 AMX-BF16, 23 AVX512-FP16, 24 AMX-TILE, 25 AMX-INT8
+/// (Intel SDM vol. 2, CPUID).
+pub fn cpuid7_edx() -> u32 {
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID exists on every x86-64 processor; leaf 7 is below the maximum leaf of every
+    // processor with AVX2, and reads as zero bits (no feature) where it is not.
+    let r = unsafe { __cpuid_count(7, 0) };
+    r.edx
+}
+
+/// Asks Linux for permission to use AMX's tile data state (`arch_prctl(ARCH_REQ_XCOMP_PERM,
+/// XFEATURE_XTILEDATA)`, Linux 5.16+, Documentation/arch/x86/xstate.rst); true when granted.
+/// Elsewhere (not Linux) false.
+pub fn request_amx_permission() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        const SYS_ARCH_PRCTL: u64 = 158;
+        const ARCH_REQ_XCOMP_PERM: u64 = 0x1023;
+        const XFEATURE_XTILEDATA: u64 = 18;
+        let mut ret: u64 = SYS_ARCH_PRCTL;
+        // SAFETY: the arch_prctl system call with two integer arguments; it touches no memory of
+        // ours. `syscall` clobbers rcx and r11, declared.
+        unsafe {
+            asm!(
+                "syscall",
+                inout("rax") ret,
+                in("rdi") ARCH_REQ_XCOMP_PERM,
+                in("rsi") XFEATURE_XTILEDATA,
+                out("rcx") _,
+                out("r11") _,
+                options(nostack),
+            );
+        }
+        ret == 0
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
 }
 
 // ---- bandwidth: read, copy, triad ------------------------------------------------------------
