@@ -22,6 +22,8 @@ fn quick_measure_writes_a_chip_file_that_analyze_reads() -> Result<(), Box<dyn s
             "32",
             "--format",
             "json",
+            // The test reads the file's format, on a machine that runs other tests meanwhile.
+            "--accept-unsettled",
         ])
         .arg("--out")
         .arg(&chip)
@@ -118,6 +120,16 @@ fn bad_measure_flags_exit_2_naming_the_flag() {
         .assert()
         .code(2)
         .stderr(contains("--threads"));
+    roofline()
+        .args(["measure", "--accept-unsettled"])
+        .assert()
+        .code(2)
+        .stderr(contains("--out"));
+    roofline()
+        .args(["measure", "--wait-idle", "0"])
+        .assert()
+        .code(2)
+        .stderr(contains("--wait-idle"));
     roofline()
         .args(["measure", "--plot", "x.pdf"])
         .assert()

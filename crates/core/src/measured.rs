@@ -169,6 +169,14 @@ pub struct MeasuredLevel {
     /// Capacity the threads measured can use together, bytes (sum over the cache instances they
     /// run on; the OS's total memory for DRAM). `None` when unknown.
     pub capacity: Option<f64>,
+    /// The capacity the sweep shows, bytes: the working set at which the read bandwidth falls
+    /// to the geometric mean of this level's figure and the next level's (interpolated in log
+    /// size between the two sweep points around it). In a guest whose last-level cache is
+    /// shared with other guests, far less than the size the OS reports. `None` for main memory
+    /// or where the curve never falls that far. [`Measurement::to_device`] takes the smaller of
+    /// this and [`MeasuredLevel::capacity`].
+    #[serde(default)]
+    pub effective_capacity: Option<f64>,
     /// Smallest and largest working set whose points gave the figures, bytes.
     pub window: (f64, f64),
     /// Sweep points in the window (per kernel).
@@ -203,10 +211,20 @@ pub struct Measurement {
     pub threads: u32,
     /// Whether every thread was pinned to its own logical CPU.
     pub pinned: bool,
-    /// Core clock measured with one thread busy, Hz (dependent integer adds, 1 cycle each).
+    /// Core clock measured with one thread busy, Hz (dependent `imul` and `add` chains that
+    /// agree; `None` when they do not, see [`Measurement::clock_source`]).
     pub clock_hz: Option<f64>,
     /// Core clock measured with all threads busy, Hz.
     pub clock_all_hz: Option<f64>,
+    /// How the clock was found (each dependency chain's figure and whether they agreed), or
+    /// why it was left out.
+    #[serde(default)]
+    pub clock_source: String,
+    /// The figures of the chip file that did not settle ([`Measurement::unsettled_figures`]),
+    /// one line each; empty when every one did. `roofline measure --out` refuses to write them
+    /// without `--accept-unsettled`.
+    #[serde(default)]
+    pub unsettled: Vec<String>,
     /// Peaks: every kernel at one thread and at all threads.
     pub peaks: Vec<MeasuredPeak>,
     /// The working-set sweep, every kernel at every size, all threads.
@@ -234,6 +252,39 @@ impl Measurement {
             .max_by(|a, b| a.value.median.total_cmp(&b.value.median))
     }
 
+    /// The figures [`Measurement::to_device`] takes that did not settle, one line each: an
+    /// all-threads peak whose repetitions did not agree within the method's tolerance, and a
+    /// level more than half of whose window's sweep points (every kernel) did not.
+    pub fn unsettled_figures(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for p in Precision::ALL {
+            if let Some(m) = self.peak(p).filter(|m| !m.value.stable) {
+                out.push(format!(
+                    "{p} peak ({}, {} threads): spread {:.1} %",
+                    m.kernel,
+                    m.threads,
+                    100.0 * m.value.spread()
+                ));
+            }
+        }
+        for l in &self.levels {
+            let pts: Vec<&BandwidthPoint> = self
+                .sweep
+                .iter()
+                .filter(|p| p.working_set >= l.window.0 && p.working_set <= l.window.1)
+                .collect();
+            let unstable = pts.iter().filter(|p| !p.bandwidth.stable).count();
+            if 2 * unstable > pts.len() {
+                out.push(format!(
+                    "{}: {unstable} of its {} sweep points did not settle",
+                    l.name,
+                    pts.len()
+                ));
+            }
+        }
+        out
+    }
+
     /// The level of `kind`, if placed.
     pub fn level(&self, kind: MemoryKind) -> Option<&MeasuredLevel> {
         self.levels.iter().find(|l| l.kind == kind)
@@ -241,8 +292,9 @@ impl Measurement {
 
     /// The chip this measurement describes, for the cost model and the catalog's TOML format.
     ///
-    /// Peaks: the all-threads median of each precision; bf16 and fp16, when not measured, take
-    /// the fp32 peak (their math converts to fp32), with a source that says so. Memory: every level with a read
+    /// Peaks: the all-threads median of each precision (the fastest kernel where several ran:
+    /// AMX beside AVX512-BF16); bf16, when not measured, takes the fp32 peak (its math converts
+    /// to fp32), with a source that says so; fp16 only where measured. Memory: every level with a read
     /// bandwidth, main memory first (the roofline's memory roof is the measured DRAM read
     /// bandwidth). `sm_count`: the threads measured. Launch overhead: the measured fork/join,
     /// or 1 µs (stated as assumed) when not measured. Every source names the host, the kernel,
@@ -260,33 +312,38 @@ impl Measurement {
                     Cited::new(
                         FlopPerSec(m.value.median),
                         format!(
-                            "{by}: {}, {} threads, median of {} (spread {:.1} %)",
+                            "{by}: {}, {} threads, median of {} (spread {:.1} %{})",
                             m.kernel,
                             m.threads,
                             m.value.samples,
-                            100.0 * m.value.spread()
+                            100.0 * m.value.spread(),
+                            if m.value.stable {
+                                ""
+                            } else {
+                                "; did not settle"
+                            }
                         ),
                     ),
                 ));
             }
         }
-        // Without native bf16/fp16 arithmetic (no AVX512-BF16 / AVX512-FP16), bf16 and fp16
-        // math converts to fp32 and runs on the fp32 FMA units (PyTorch's CPU kernels do), so
-        // the fp32 peak is theirs: derived, and the source says so.
+        // Without native bf16 arithmetic (no AVX512-BF16, no AMX), bf16 math converts to fp32
+        // and runs on the fp32 FMA units (PyTorch's CPU kernels do), so the fp32 peak is
+        // bf16's: derived, and the source says so. fp16 is never derived: a chip file has an
+        // fp16 peak only where a native fp16 kernel (AVX512-FP16) measured one.
         if let Some(f32p) = self.peak(Precision::Fp32) {
-            for p in [Precision::Bf16, Precision::Fp16] {
-                if self.peak(p).is_none() {
-                    peaks.push((
-                        p,
-                        Cited::new(
-                            FlopPerSec(f32p.value.median),
-                            format!(
-                                "derived: no native {p} arithmetic measured, so {p} math converts to fp32 and runs at the fp32 peak ({}, {by})",
-                                f32p.kernel
-                            ),
+            let p = Precision::Bf16;
+            if self.peak(p).is_none() {
+                peaks.push((
+                    p,
+                    Cited::new(
+                        FlopPerSec(f32p.value.median),
+                        format!(
+                            "derived: no native {p} arithmetic measured, so {p} math converts to fp32 and runs at the fp32 peak ({}, {by})",
+                            f32p.kernel
                         ),
-                    ));
-                }
+                    ),
+                ));
             }
             peaks.sort_by_key(|(p, _)| *p);
         }
@@ -308,19 +365,30 @@ impl Measurement {
                         self.threads, l.points, l.window.0, l.window.1
                     ),
                 )),
-                capacity: l.capacity.map(|c| {
-                    Cited::new(
-                        Bytes(c),
-                        if l.kind == MemoryKind::Main {
-                            "total memory the OS reports (/proc/meminfo MemTotal)".to_string()
-                        } else {
-                            format!(
-                                "cache size the OS reports, summed over the {} threads' instances",
-                                self.threads
-                            )
-                        },
-                    )
-                }),
+                capacity: match (l.capacity, l.effective_capacity) {
+                    (Some(c), Some(e)) if e < c && l.kind != MemoryKind::Main => Some(Cited::new(
+                        Bytes(e),
+                        format!(
+                            "{by}: the working set where the read bandwidth falls half-way (geometrically) to the next level's, below the {c} bytes the OS reports for the {} threads' instances (a share of a shared cache)",
+                            self.threads
+                        ),
+                    )),
+                    (c, e) => c.or(e.filter(|_| l.kind != MemoryKind::Main)).map(|c| {
+                        Cited::new(
+                            Bytes(c),
+                            if l.kind == MemoryKind::Main {
+                                "total memory the OS reports (/proc/meminfo MemTotal)".to_string()
+                            } else if l.capacity.is_none() {
+                                format!("{by}: the working set where the read bandwidth falls half-way (geometrically) to the next level's")
+                            } else {
+                                format!(
+                                    "cache size the OS reports, summed over the {} threads' instances",
+                                    self.threads
+                                )
+                            },
+                        )
+                    }),
+                },
             });
         }
         let launch = match &self.launch_overhead {
@@ -388,6 +456,7 @@ mod tests {
             kind,
             name: name.into(),
             capacity: Some(65536.0),
+            effective_capacity: None,
             window: (16384.0, 32768.0),
             points: 3,
             read: Some(read),
@@ -406,6 +475,8 @@ mod tests {
             pinned: true,
             clock_hz: Some(3.5e9),
             clock_all_hz: Some(3.5e9),
+            clock_source: String::new(),
+            unsettled: vec![],
             peaks: vec![
                 MeasuredPeak {
                     precision: Precision::Fp32,
@@ -434,6 +505,48 @@ mod tests {
             notes: vec![],
             method: "m".into(),
         }
+    }
+
+    #[test]
+    fn unsettled_figures_name_the_peak_and_the_level() {
+        let mut m = sample();
+        assert!(m.unsettled_figures().is_empty());
+        // The all-threads peak did not settle (the one-thread one is not in the chip file).
+        m.peaks[1].value.stable = false;
+        m.peaks[0].value.stable = false;
+        // Two of the three points in L1d's window did not settle; the point outside it does
+        // not count.
+        let pt = |ws: f64, stable: bool| BandwidthPoint {
+            kernel: BandwidthKernel::Read,
+            working_set: ws,
+            bandwidth: Stat {
+                stable,
+                ..stat(1e9)
+            },
+        };
+        m.levels[1].window = (5e8, 2e9);
+        m.sweep = vec![
+            pt(16384.0, false),
+            pt(24576.0, true),
+            pt(32768.0, false),
+            pt(1e6, false),
+            pt(1e9, true),
+        ];
+        let u = m.unsettled_figures();
+        assert_eq!(u.len(), 2, "{u:?}");
+        assert!(u[0].starts_with("fp32 peak (k, 2 threads)"), "{u:?}");
+        assert_eq!(u[1], "L1d: 2 of its 3 sweep points did not settle");
+        // The chip file's source says so.
+        let d = m.to_device("host", "Host");
+        let src = &d
+            .peaks
+            .iter()
+            .find(|(p, _)| *p == Precision::Fp32)
+            .map(|(_, c)| c.source.clone());
+        assert!(
+            src.as_deref().is_some_and(|s| s.contains("did not settle")),
+            "{src:?}"
+        );
     }
 
     #[test]
@@ -496,9 +609,10 @@ mod tests {
             .ok_or("expected a value, got None")?
             .source;
         assert!(src.contains("box") && src.contains("2025-01-31") && src.contains("median of 7"));
-        // No bf16 kernel was measured: bf16 and fp16 take the fp32 peak, flagged as derived.
+        // No bf16 kernel was measured: bf16 takes the fp32 peak, flagged as derived; fp16 has
+        // none (no native fp16 kernel).
         assert_eq!(d.peak(Precision::Bf16)?.get(), 200e9);
-        assert_eq!(d.peak(Precision::Fp16)?.get(), 200e9);
+        assert!(d.peak(Precision::Fp16).is_err());
         assert!(d
             .peak_cited(Precision::Bf16)
             .ok_or("expected a value, got None")?
@@ -506,7 +620,7 @@ mod tests {
             .starts_with("derived"));
         assert!(d.peak(Precision::Int8).is_err());
         let order: Vec<Precision> = d.peaks.iter().map(|(p, _)| *p).collect();
-        assert_eq!(order, [Precision::Fp32, Precision::Bf16, Precision::Fp16]);
+        assert_eq!(order, [Precision::Fp32, Precision::Bf16]);
         Ok(())
     }
 }

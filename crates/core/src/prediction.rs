@@ -938,6 +938,7 @@ mod tests {
             kind,
             name: name.into(),
             capacity: Some(1e9),
+            effective_capacity: None,
             window: (1.0, 2.0),
             points: 2,
             read: Some(r),
@@ -956,6 +957,8 @@ mod tests {
             pinned: true,
             clock_hz: None,
             clock_all_hz: None,
+            clock_source: String::new(),
+            unsettled: vec![],
             peaks: vec![MeasuredPeak {
                 precision: Precision::Fp32,
                 kernel: "k".into(),

@@ -1,7 +1,8 @@
 //! The CPU measurement: clock, peaks per precision (one thread, all threads), fork/join, the
 //! working-set sweep, the levels, each figure checked against its theoretical limit.
 
-use crate::bench_kernels::{self, ComputeKernel, Simd};
+use crate::bench_kernels::{self, ClockChain, ComputeKernel, Simd};
+use crate::clock::{self, ChainTiming, ClockEstimate};
 use crate::host::{cache_levels, caches_of_cpu, host_info, CacheLevel};
 use crate::limits::{self, FALLBACK_CLOCK_HZ, FAULT_TOLERANCE};
 use crate::method::Method;
@@ -121,16 +122,18 @@ pub fn measure_cpu(
 
     // One thread: clock and peaks, pinned to the first CPU.
     let one_cpu: Vec<_> = cpus.iter().copied().take(1).collect();
-    let (clock_1, pinned_1) = with_pool(1, &one_cpu, 0, simd, |d, info| {
+    let (clock_1_estimate, pinned_1) = with_pool(1, &one_cpu, 0, simd, |d, info| {
         progress.step("clock, 1 thread");
-        let clock = measure_clock(d, clock_reps);
+        let estimate = measure_clock(d, clock_reps, host.nominal_hz.as_ref());
+        let clock = estimate.hz;
         for &k in &compute {
             progress.step(&format!("{} peak, 1 thread", k.precision()));
             let stat = measure_compute(d, k, &method.for_peaks());
             push_peak(&mut peaks, &mut rejected, k, 1, stat, &widths, clock, clock);
         }
-        (clock, info.pinned == 1 || one_cpu.is_empty())
+        (estimate, info.pinned == 1 || one_cpu.is_empty())
     });
+    let clock_1 = clock_1_estimate.hz;
 
     // All threads: clock, peaks, fork/join, the sweep.
     let tn = t as u32;
@@ -146,7 +149,8 @@ pub fn measure_cpu(
             ));
         }
         progress.step(&format!("clock, {t} threads"));
-        let clock = measure_clock(d, clock_reps);
+        let estimate = measure_clock(d, clock_reps, host.nominal_hz.as_ref());
+        let clock = estimate.hz;
         // With one thread, the one-thread peaks are the all-threads peaks.
         for &k in compute.iter().filter(|_| t > 1) {
             progress.step(&format!("{} peak, {t} threads", k.precision()));
@@ -222,10 +226,16 @@ pub fn measure_cpu(
                 });
             }
         }
-        Ok((clock, fork_join, sweep, info.pinned == t || cpus.is_empty()))
+        Ok((
+            estimate,
+            fork_join,
+            sweep,
+            info.pinned == t || cpus.is_empty(),
+        ))
     });
     progress.finish();
-    let (clock_all, fork_join, sweep, pinned_all) = all?;
+    let (clock_all_estimate, fork_join, sweep, pinned_all) = all?;
+    let clock_all = clock_all_estimate.hz;
 
     let placement = place_levels(&sweep, &caches, host.mem_total, PLATEAU_TOLERANCE);
     let mut levels = placement.levels;
@@ -250,6 +260,9 @@ pub fn measure_cpu(
         widths.l3_bytes_per_cycle,
         widths.source
     ));
+    if let Some(n) = bench_kernels::amx_refused() {
+        notes.push(n);
+    }
     let pinned = (pinned_1 && pinned_all) && !cpus.is_empty();
     if !pinned {
         notes.push("threads could not be pinned to CPUs: figures may be noisier".into());
@@ -273,14 +286,19 @@ pub fn measure_cpu(
             method.tolerance * 100.0
         ));
     }
-    if clock_1.is_none() {
+    if clock_1.is_none() || clock_all.is_none() {
         notes.push(format!(
-            "the clock could not be measured on this architecture: no theoretical roofs, and the fault check assumes {} GHz",
+            "no trustworthy clock ({}): no theoretical roofs, and the fault check assumes {} GHz",
+            if clock_1.is_none() {
+                &clock_1_estimate.how
+            } else {
+                &clock_all_estimate.how
+            },
             FALLBACK_CLOCK_HZ / 1e9
         ));
     }
 
-    Ok(Measurement {
+    let mut m = Measurement {
         host: host.hostname.clone(),
         processor: host.model.clone(),
         vendor: host.vendor.clone(),
@@ -290,6 +308,11 @@ pub fn measure_cpu(
         pinned,
         clock_hz: clock_1,
         clock_all_hz: clock_all,
+        unsettled: vec![],
+        clock_source: format!(
+            "1 thread: {}; {tn} threads: {}",
+            clock_1_estimate.how, clock_all_estimate.how
+        ),
         peaks,
         sweep,
         levels,
@@ -301,7 +324,9 @@ pub fn measure_cpu(
             method.describe(),
             simd.name()
         ),
-    })
+    };
+    m.unsettled = m.unsettled_figures();
+    Ok(m)
 }
 
 fn cache_line(caches: &[CacheLevel]) -> String {
@@ -359,24 +384,40 @@ fn measure_rate(
     }
 }
 
-/// Clock, Hz: every worker runs the add chain (128 × iters cycles) for about 1 ms, `reps`
-/// times; the clock is the **fastest** repetition's cycles / slowest worker's time. Unlike the
-/// figures, not a median: a repetition can only be slowed (preempted, interrupted), never
-/// sped up, so the fastest one is the truest, and a clock read low would make the fault check
-/// reject real figures.
-fn measure_clock(d: &mut Driver<'_>, reps: usize) -> Option<f64> {
-    bench_kernels::clock_chain(1)?;
-    let mut iters: u64 = 10_000;
-    let t = d.round(Job::Clock { iters }).slowest;
-    if t > 0.0 {
-        iters = ((iters as f64 * 1e-3 / t).ceil() as u64).max(1000);
+/// The clock ([`crate::clock::estimate`]): every worker runs each chain of
+/// [`ClockChain::ALL`] for about 1 ms, `reps` times; each chain's figure is its **fastest**
+/// repetition's instructions × latency / the slowest worker's time. Unlike the figures, not a
+/// median: a repetition can only be slowed (preempted, interrupted), never sped up, so the
+/// fastest one is the truest, and a clock read low would make the fault check reject real
+/// figures.
+fn measure_clock(
+    d: &mut Driver<'_>,
+    reps: usize,
+    nominal: Option<&(f64, String)>,
+) -> ClockEstimate {
+    let mut timings = Vec::new();
+    for chain in ClockChain::ALL {
+        if bench_kernels::clock_chain(chain, 1).is_none() {
+            continue;
+        }
+        let mut iters: u64 = 10_000;
+        let t = d.round(Job::Clock { chain, iters }).slowest;
+        if t > 0.0 {
+            iters = ((iters as f64 * 1e-3 / t).ceil() as u64).max(1000);
+        }
+        let best = (0..reps)
+            .map(|_| d.round(Job::Clock { chain, iters }).slowest)
+            .filter(|s| *s > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        if best.is_finite() {
+            timings.push(ChainTiming {
+                chain,
+                instructions: 128.0 * iters as f64,
+                seconds: best,
+            });
+        }
     }
-    let best = (0..reps)
-        .map(|_| d.round(Job::Clock { iters }).slowest)
-        .filter(|s| *s > 0.0)
-        .map(|s| 128.0 * iters as f64 / s)
-        .fold(0.0, f64::max);
-    (best > 0.0).then_some(best)
+    clock::estimate(&timings, nominal)
 }
 
 /// FLOP/s of all workers together running `kernel`.

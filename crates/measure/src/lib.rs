@@ -29,9 +29,11 @@
 //! ```
 
 pub mod bench_kernels;
+pub mod clock;
 pub mod cpu;
 pub mod gpu;
 pub mod host;
+pub mod idle;
 pub mod limits;
 pub mod method;
 mod pool;

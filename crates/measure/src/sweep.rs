@@ -156,6 +156,7 @@ fn level_from(
         kind,
         name: name.to_string(),
         capacity,
+        effective_capacity: None,
         window: (lo, hi),
         points: read.len() as u32,
         read: med(BandwidthKernel::Read),
@@ -222,6 +223,7 @@ pub fn place_levels(
         if !levels.iter().any(|l| l.kind == MemoryKind::Main) {
             main_fallback(sweep, largest, mem_total, &mut levels, &mut notes);
         }
+        effective_capacities(sweep, &mut levels, &mut notes);
         return Placement { levels, notes };
     }
 
@@ -316,7 +318,93 @@ pub fn place_levels(
         Some(m) => levels.push(m),
         None => main_fallback(sweep, largest, mem_total, &mut levels, &mut notes),
     }
+    effective_capacities(sweep, &mut levels, &mut notes);
     Placement { levels, notes }
+}
+
+/// The working set, bytes, where the read curve first falls below `threshold` at or beyond
+/// `from`: interpolated in log size between the last point above and the first below; `None`
+/// when it never falls below.
+pub fn crossing(read: &[(f64, f64)], from: f64, threshold: f64) -> Option<f64> {
+    let mut pts: Vec<(f64, f64)> = read.iter().copied().filter(|p| p.0 >= from).collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let i = pts.iter().position(|p| p.1 < threshold)?;
+    let (s1, b1) = pts[i];
+    if i == 0 {
+        return Some(s1);
+    }
+    let (s0, b0) = pts[i - 1];
+    // Bandwidth is taken as linear in log size between the two points.
+    let f = ((b0 - threshold) / (b0 - b1)).clamp(0.0, 1.0);
+    Some(s0 * (s1 / s0).powf(f))
+}
+
+/// Fills each cache level's [`MeasuredLevel::effective_capacity`]: where the read curve falls
+/// to the geometric mean of the level's figure and the next level's ([`crossing`]). Where that
+/// is below three quarters of the OS's size, a note says so, and the level's figures are taken
+/// again from the points below half the effective capacity (the OS's window reached into the
+/// slope).
+pub fn effective_capacities(
+    sweep: &[BandwidthPoint],
+    levels: &mut [MeasuredLevel],
+    notes: &mut Vec<String>,
+) {
+    let read: Vec<(f64, f64)> = sweep
+        .iter()
+        .filter(|p| p.kernel == BandwidthKernel::Read)
+        .map(|p| (p.working_set, p.bandwidth.median))
+        .collect();
+    for i in 0..levels.len() {
+        if levels[i].kind == MemoryKind::Main {
+            continue;
+        }
+        let (Some(here), Some(next)) = (levels[i].read, levels.get(i + 1).and_then(|l| l.read))
+        else {
+            continue;
+        };
+        if next >= here {
+            continue;
+        }
+        let Some(mut eff) = crossing(&read, levels[i].window.0, (here * next).sqrt()) else {
+            continue;
+        };
+        levels[i].effective_capacity = Some(eff);
+        let Some(cap) = levels[i].capacity else {
+            continue;
+        };
+        if eff >= 0.75 * cap {
+            continue;
+        }
+        // The OS's window reached into the slope: take the figure again from the points below
+        // half the effective capacity, and the effective capacity again from that figure,
+        // until they settle (a few rounds).
+        let (lo, kind) = (levels[i].window.0, levels[i].kind);
+        let name = levels[i].name.clone();
+        for _ in 0..8 {
+            if levels[i].window.1 <= eff / 2.0 {
+                break;
+            }
+            let Some(l) = level_from(sweep, kind, &name, Some(cap), &|s| {
+                s >= lo && s <= eff / 2.0
+            }) else {
+                break;
+            };
+            let Some(r) = l.read else { break };
+            levels[i] = l;
+            match crossing(&read, lo, (r * next).sqrt()) {
+                Some(e) => eff = e,
+                None => break,
+            }
+            levels[i].effective_capacity = Some(eff);
+        }
+        notes.push(format!(
+            "{}: the bandwidth falls off at {}, not at the {} the OS reports: a share of a cache shared with other cores or guests; predictions take {}",
+            levels[i].name,
+            human(eff),
+            human(cap),
+            human(eff)
+        ));
+    }
 }
 
 fn main_fallback(
@@ -419,6 +507,55 @@ mod tests {
             },
         ]
     }
+
+    #[test]
+    fn effective_capacity_where_the_curve_falls_half_way() -> Result<(), Box<dyn std::error::Error>>
+    {
+        // Two points around the fall from 100 to 25 GB/s: threshold √(100 · 25) = 50 GB/s;
+        // 60 GB/s at 16 MiB and 40 at 32 MiB: half-way in bandwidth, so √(16 · 32) MiB.
+        let read = [
+            (8.0 * MI, 100e9),
+            (16.0 * MI, 60e9),
+            (32.0 * MI, 40e9),
+            (64.0 * MI, 25e9),
+        ];
+        let c = crossing(&read, 4.0 * MI, 50e9).ok_or("no crossing")?;
+        assert!(
+            (c / MI - (16.0f64 * 32.0).sqrt()).abs() < 1e-9,
+            "{}",
+            c / MI
+        );
+        assert_eq!(crossing(&read, 4.0 * MI, 10e9), None);
+
+        // A guest that gets a share of a 100 MiB L3: the OS's window (2 to 50 MiB) would
+        // straddle the fall; the level keeps the points below half the effective capacity.
+        let mut c3 = caches();
+        c3[2].capacity = 100.0 * MI;
+        let sizes = sweep_sizes(16.0 * KI, 1024.0 * MI, 2);
+        // The staircase's L3 plateau ends at 4 MiB and falls to DRAM by 32 MiB; the "OS" says
+        // 100 MiB.
+        let sweep = staircase(&sizes);
+        let pl = place_levels(&sweep, &c3, Some(16e9), PLATEAU_TOLERANCE_TEST);
+        let l3 = pl
+            .levels
+            .iter()
+            .find(|l| l.kind == MemoryKind::L3)
+            .ok_or("no L3")?;
+        let eff = l3.effective_capacity.ok_or("no effective capacity")?;
+        // The staircase falls from 100 (at 4 MiB) to 40 GB/s (at 32 MiB) geometrically in log
+        // size: √(100 · 40) = 63.2 GB/s is reached half-way in log size, at √(4 · 32) = 11.3 MiB.
+        assert!((eff / MI - 11.31).abs() < 1.0, "{}", eff / MI);
+        assert!(l3.window.1 <= eff / 2.0, "{:?}", l3.window);
+        assert!((l3.read.ok_or("no read")? / 1e9 - 100.0).abs() < 5.0);
+        assert!(
+            pl.notes.iter().any(|n| n.contains("shared")),
+            "{:?}",
+            pl.notes
+        );
+        Ok(())
+    }
+
+    const PLATEAU_TOLERANCE_TEST: f64 = 0.12;
 
     #[test]
     fn sqrt2_steps_from_16_kib_to_1_gib() -> Result<(), Box<dyn std::error::Error>> {

@@ -341,6 +341,7 @@ mod tests {
             kind,
             name: name.into(),
             capacity: None,
+            effective_capacity: None,
             window: (1.0, 2.0),
             points: 2,
             read: Some(read),
@@ -367,6 +368,8 @@ mod tests {
             pinned: true,
             clock_hz: Some(3.5e9),
             clock_all_hz: Some(3.5e9),
+            clock_source: String::new(),
+            unsettled: vec![],
             peaks: vec![
                 peak(Precision::Fp64, 112e9, 2),
                 peak(Precision::Fp32, 224e9, 2),

@@ -113,6 +113,9 @@ fn write_table(m: &Measurement, device: &Device, out: &mut dyn Write) -> Result<
         ghz(m.clock_all_hz).unwrap_or_else(|| "unknown".into()),
         m.date
     )?;
+    if !m.clock_source.is_empty() {
+        writeln!(out, "Clock: {}", m.clock_source)?;
+    }
     writeln!(out)?;
 
     writeln!(
@@ -172,7 +175,14 @@ fn write_table(m: &Measurement, device: &Device, out: &mut dyn Write) -> Result<
     for l in &m.levels {
         t.add_row(vec![
             l.name.clone(),
-            l.capacity.map(human_binary).unwrap_or_else(|| "—".into()),
+            match (l.capacity, l.effective_capacity) {
+                (Some(c), Some(e)) if e < 0.75 * c => {
+                    format!("{} (falls at {})", human_binary(c), human_binary(e))
+                }
+                (Some(c), _) => human_binary(c),
+                (None, Some(e)) => format!("falls at {}", human_binary(e)),
+                (None, None) => "—".into(),
+            },
             format!(
                 "{}–{} ({})",
                 human_binary(l.window.0),
@@ -188,6 +198,13 @@ fn write_table(m: &Measurement, device: &Device, out: &mut dyn Write) -> Result<
     }
     align_right_from(&mut t, 1);
     writeln!(out, "{t}")?;
+    if !m.unsettled.is_empty() {
+        writeln!(
+            out,
+            "Did not settle (! above; refused for a chip file without --accept-unsettled): {}",
+            m.unsettled.join("; ")
+        )?;
+    }
     if let Some(f) = &m.launch_overhead {
         writeln!(
             out,
@@ -288,6 +305,8 @@ mod tests {
             pinned: true,
             clock_hz: Some(3.5e9),
             clock_all_hz: Some(3.4e9),
+            clock_source: String::new(),
+            unsettled: vec![],
             peaks: vec![MeasuredPeak {
                 precision: Precision::Fp32,
                 kernel: "avx2 vfmadd231ps ymm".into(),
@@ -312,6 +331,7 @@ mod tests {
                 kind: MemoryKind::Main,
                 name: "DRAM".into(),
                 capacity: Some(24e9),
+                effective_capacity: None,
                 window: (32768.0, 32768.0),
                 points: 1,
                 read: Some(40e9),

@@ -35,6 +35,14 @@ pub struct MeasureArgs {
     /// CUDA device ordinal for --gpu.
     #[arg(long, default_value_t = 0, requires = "gpu")]
     pub device: u32,
+    /// Write figures that did not settle (their repetitions disagreed: another process ran)
+    /// into --out anyway, marked in their sources; without it such a chip file is refused.
+    #[arg(long, requires = "out")]
+    pub accept_unsettled: bool,
+    /// Before measuring, wait until other work takes under 10 % of the CPUs for 3 seconds in a
+    /// row (`/proc/stat`), at most SECS seconds (default 300); exit 2 if it never does.
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "300", value_parser = parse_positive)]
+    pub wait_idle: Option<u64>,
     /// `--plot FILE` draws the hierarchical roofline (`.svg` or `.png`); `--force` overwrites
     /// --plot and --out.
     #[command(flatten)]

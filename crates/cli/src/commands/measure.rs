@@ -96,6 +96,9 @@ pub fn run(a: &MeasureArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ));
     }
 
+    if let Some(secs) = a.wait_idle {
+        wait_for_quiet(secs)?;
+    }
     let mut bar = Bar(None);
     let cpu = CpuOptions {
         quick: a.quick,
@@ -110,6 +113,22 @@ pub fn run(a: &MeasureArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .unwrap_or_else(|| format!("{} (measured on {})", short_model(&m.processor), m.host));
     let device = m.to_device(&a.id, &name);
 
+    if let (Some(path), false, false) = (&a.out, m.unsettled.is_empty(), a.accept_unsettled) {
+        // The table still shows what was measured; the chip file is refused.
+        roofline_report::measure::write_measurement(&m, &device, a.format.format.into(), out)?;
+        return Err(CliError::bad_input(
+            format!(
+                "{} figure(s) did not settle ({}): `{}` not written",
+                m.unsettled.len(),
+                m.unsettled.join("; "),
+                path.display()
+            ),
+            Some(
+                "measure again on a quiet machine (`--wait-idle` waits for one), or pass --accept-unsettled to write them marked"
+                    .into(),
+            ),
+        ));
+    }
     if let Some(path) = &a.out {
         let text = format!(
             "# Measured by `roofline measure` on {} ({}), {}.\n# Use it: roofline analyze llama-2-7b --hardware {}\n{}",
@@ -149,6 +168,35 @@ pub fn run(a: &MeasureArgs, out: &mut dyn Write) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// Waits up to `secs` seconds for a quiet machine ([`roofline_measure::idle::wait_idle`]),
+/// saying so on stderr.
+fn wait_for_quiet(secs: u64) -> Result<(), CliError> {
+    use roofline_measure::idle::{wait_idle, Idle, QUIET_BELOW, QUIET_SAMPLES};
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "waiting for a quiet machine (other work under {:.0} % of the CPUs for {QUIET_SAMPLES} s, at most {secs} s)",
+        100.0 * QUIET_BELOW
+    );
+    match wait_idle(std::time::Duration::from_secs(secs)) {
+        Idle::Quiet(t) => {
+            let _ = writeln!(err, "quiet after {t:.0} s; measuring");
+            Ok(())
+        }
+        Idle::Busy(share) => Err(CliError::bad_input(
+            format!(
+                "`--wait-idle {secs}`: the machine stayed busy ({:.0} % of the CPUs in the last second)",
+                100.0 * share
+            ),
+            Some("stop the other work, wait longer (`--wait-idle 900`), or measure without --wait-idle and accept unsettled figures".into()),
+        )),
+        Idle::Unknown => Err(CliError::bad_input(
+            format!("`--wait-idle {secs}`: this OS gives no CPU counters (/proc/stat)"),
+            Some("measure without --wait-idle".into()),
+        )),
+    }
 }
 
 /// The processor model without the cache list `measure` appends (`AMD EPYC; L1 32 KiB, …`).

@@ -932,7 +932,7 @@ fn run(opts: &GpuOptions, progress: &mut dyn Progress) -> R<Measurement> {
             .unwrap_or_else(|| "unknown".into())
     ));
     let _ = (&sink64, &sink32);
-    Ok(Measurement {
+    let mut m = Measurement {
         host: crate::host::host_info().hostname,
         processor: name,
         vendor: "NVIDIA".into(),
@@ -942,6 +942,8 @@ fn run(opts: &GpuOptions, progress: &mut dyn Progress) -> R<Measurement> {
         pinned: false,
         clock_hz: clock,
         clock_all_hz: clock,
+        clock_source: "the driver's CU_DEVICE_ATTRIBUTE_CLOCK_RATE (the boost clock)".into(),
+        unsettled: vec![],
         peaks,
         sweep,
         levels,
@@ -949,7 +951,9 @@ fn run(opts: &GpuOptions, progress: &mut dyn Progress) -> R<Measurement> {
         rejected,
         notes,
         method: format!("CUDA events around each repetition; {}", method.describe()),
-    })
+    };
+    m.unsettled = m.unsettled_figures();
+    Ok(m)
 }
 
 #[cfg(test)]
