@@ -16,9 +16,17 @@ OUT=${OUT:-gpu-check}
 DEVICE=${DEVICE:-0}
 DATASHEET_BW=${DATASHEET_BW:-4.8e12}
 DATASHEET_BF16=${DATASHEET_BF16:-989.5e12}
-mkdir -p "$OUT"
 
-command -v nvidia-smi >/dev/null && nvidia-smi -L || echo "nvidia-smi not found; trying anyway" >&2
+# No GPU, no build: stop at once, before minutes of compiling.
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  nvidia-smi -L
+elif ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+  echo "nvidia-smi does not answer, but /dev/nvidia* exists: trying" >&2
+else
+  echo "gpu-check: no NVIDIA GPU on this machine (nvidia-smi finds none, no /dev/nvidia*): nothing to measure" >&2
+  exit 1
+fi
+mkdir -p "$OUT"
 echo "building roofline --features cuda (release)" >&2
 cargo build --release -q -p roofline-cli --features cuda
 start=$(date +%s)

@@ -26,7 +26,10 @@
 //! exps / (e^x per second): exponentials run on units of their own on a GPU (the SFU, whose
 //! throughput FlashAttention-3 names as a bottleneck: Shah et al. 2024, §3) and as a
 //! polynomial on the FMA units of a CPU, a ceiling the FLOP count (e^x = 1 FLOP) does not see.
-//! The DRAM-only prediction keeps the plain roofs.
+//! Where the sweep is at hand, a launch's bandwidth is that of its own share of stores
+//! ([`LevelMix`]: a store costs what the sweep's copy and triad kernels showed, twice a load on
+//! a write-allocate cache), and every launch pays the runtime's measured fork/join
+//! ([`Ceilings::launch`]). The DRAM-only prediction keeps the plain roofs.
 //!
 //! An entry's prediction is the sum over its launches; its error is
 //! `|predicted − measured| / measured` ([`relative_error`]); the suite's figure of merit is the
@@ -119,6 +122,16 @@ pub struct Ceilings {
     pub gemv: Option<Cited<BytesPerSec>>,
     /// e^x evaluations per second of the kernels' exponential, all threads, on data in L1.
     pub exp: Option<Cited<f64>>,
+    /// Seconds one launch costs on the suite's runtime before any work: an empty parallel
+    /// region over every thread (CPU: the thread pool's fork/join), timed back to back as the
+    /// kernels are. Added to each launch's hierarchical time.
+    #[serde(default)]
+    pub launch: Option<Cited<Seconds>>,
+    /// Each measured level's bandwidth per access mix ([`LevelMix`]): the hierarchical
+    /// prediction takes the bandwidth of a launch's own mix of loads and stores instead of the
+    /// level's single roof. Empty with a chip file (no sweep at hand).
+    #[serde(default)]
+    pub mix: Vec<LevelMix>,
 }
 
 impl Ceilings {
@@ -127,7 +140,72 @@ impl Ceilings {
         gemm: None,
         gemv: None,
         exp: None,
+        launch: None,
+        mix: Vec::new(),
     };
+}
+
+/// What one memory level delivers to the sweep's three kernels, B/s, bytes counted as the
+/// kernels name them ([`crate::measured::BandwidthKernel`]): read (no stores), triad (one
+/// store in four accesses) and copy (one in two). A store that misses a write-allocate cache
+/// reads its line first, so on such a machine copy and triad count less than read moves (copy
+/// moves 24 bytes for the 16 it names): the sweep has measured what stores cost on this
+/// machine, and a launch's bandwidth follows its own share of stores
+/// ([`LevelMix::bandwidth`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct LevelMix {
+    /// The level.
+    pub kind: MemoryKind,
+    /// The read kernel's bandwidth, B/s.
+    pub read: Option<f64>,
+    /// The triad kernel's (a quarter of its accesses stores), B/s.
+    pub triad: Option<f64>,
+    /// The copy kernel's (half of its accesses stores), B/s.
+    pub copy: Option<f64>,
+}
+
+impl LevelMix {
+    /// The bandwidth, B/s, of a launch whose stores are `write_fraction` of its bytes (0–1):
+    /// the seconds per byte interpolated linearly between the kernels' store shares (read 0,
+    /// triad ¼, copy ½), held at the last one beyond it. `None` when the level has no figure.
+    pub fn bandwidth(&self, write_fraction: f64) -> Option<f64> {
+        let pts: Vec<(f64, f64)> = [(0.0, self.read), (0.25, self.triad), (0.5, self.copy)]
+            .into_iter()
+            .filter_map(|(w, b)| {
+                b.filter(|b| b.is_finite() && *b > 0.0)
+                    .map(|b| (w, 1.0 / b))
+            })
+            .collect();
+        let w = if write_fraction.is_finite() {
+            write_fraction.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let (first, last) = (pts.first()?, pts.last()?);
+        if w <= first.0 {
+            return Some(1.0 / first.1);
+        }
+        if w >= last.0 {
+            return Some(1.0 / last.1);
+        }
+        pts.windows(2).find(|p| w <= p[1].0).map(|p| {
+            let f = (w - p[0].0) / (p[1].0 - p[0].0);
+            1.0 / (p[0].1 + f * (p[1].1 - p[0].1))
+        })
+    }
+}
+
+/// Every level of a measurement as a [`LevelMix`].
+pub fn level_mixes(m: &Measurement) -> Vec<LevelMix> {
+    m.levels
+        .iter()
+        .map(|l| LevelMix {
+            kind: l.kind,
+            read: l.read,
+            triad: l.triad,
+            copy: l.copy,
+        })
+        .collect()
 }
 
 /// One launch placed on both roofs.
@@ -155,6 +233,8 @@ pub struct LaunchPrediction {
     /// exps / the e^x ceiling, seconds; zero without exponentials or a ceiling. The
     /// hierarchical time is at least this.
     pub exp_time: Seconds,
+    /// The launch cost added to the hierarchical time ([`Ceilings::launch`]), seconds.
+    pub launch: Seconds,
 }
 
 /// Places `launch` on `device`'s roofs: the peak of its units (vector work: fp32, else
@@ -193,6 +273,22 @@ pub fn predict_launch(
         ),
         None => (MemoryKind::Main, "main memory".to_string(), main),
     };
+    // The level's bandwidth at this launch's share of stores, where the sweep measured it.
+    let bytes = launch.cost.bytes().get();
+    let write_fraction = if bytes > 0.0 {
+        launch.cost.bytes_written.get() / bytes
+    } else {
+        0.0
+    };
+    let bandwidth = match ceilings
+        .mix
+        .iter()
+        .find(|m| m.kind == level)
+        .and_then(|m| m.bandwidth(write_fraction))
+    {
+        Some(b) => BytesPerSec(b),
+        None => bandwidth,
+    };
     let bandwidth = if level == MemoryKind::Main {
         BytesPerSec(lower(
             bandwidth.get(),
@@ -216,6 +312,14 @@ pub fn predict_launch(
         hier.bound = Bound::Compute;
         hier.attainable = FlopPerSec(launch.cost.flops.get() / exp_time.get());
     }
+    let launch_cost = match &ceilings.launch {
+        Some(c) if c.value.get() > 0.0 => c.value,
+        _ => Seconds::ZERO,
+    };
+    if launch_cost.get() > 0.0 {
+        hier.time = Seconds(hier.time.get() + launch_cost.get());
+        hier.attainable = FlopPerSec(launch.cost.flops.get() / hier.time.get());
+    }
     Ok(LaunchPrediction {
         name: launch.name.clone(),
         peak,
@@ -227,6 +331,7 @@ pub fn predict_launch(
         bandwidth,
         exps: launch.exps,
         exp_time,
+        launch: launch_cost,
     })
 }
 
@@ -680,6 +785,54 @@ mod tests {
     }
 
     #[test]
+    fn a_launch_takes_the_bandwidth_of_its_share_of_stores(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        // A write-allocate DRAM: read 30 GB/s; copy names 16 B per element but moves 24, so it
+        // counts 30 × 16/24 = 20 GB/s; triad names 32 and moves 40: 24 GB/s.
+        let mix = LevelMix {
+            kind: MemoryKind::Main,
+            read: Some(30e9),
+            triad: Some(24e9),
+            copy: Some(20e9),
+        };
+        assert_eq!(mix.bandwidth(0.0), Some(30e9));
+        assert_eq!(mix.bandwidth(0.5), Some(20e9));
+        assert_eq!(mix.bandwidth(0.9), Some(20e9));
+        // An add (two loads, one store): a third of its bytes are stores, between triad (¼) and
+        // copy (½): 1/24 + (1/3 − 1/4)/(1/4) × (1/20 − 1/24) = 0.0444… ns per byte: 22.5 GB/s.
+        let b = mix.bandwidth(1.0 / 3.0).ok_or("none")?;
+        assert!((b - 22.5e9).abs() < 1e3, "{b}");
+        // Without copy and triad the read figure stands; without any, none.
+        let read_only = LevelMix {
+            triad: None,
+            copy: None,
+            ..mix
+        };
+        assert_eq!(read_only.bandwidth(0.5), Some(30e9));
+        let empty = LevelMix {
+            read: None,
+            ..read_only
+        };
+        assert_eq!(empty.bandwidth(0.2), None);
+
+        // 2^22-element add from DRAM (48 MiB = 50,331,648 B, a third stores) on the test
+        // machine with that mix and a 20 µs launch: 50331648 / 22.5e9 + 20e-6 = 2.25696 ms.
+        let ceilings = Ceilings {
+            mix: vec![mix],
+            launch: Some(Cited::new(Seconds(20e-6), "test")),
+            ..Ceilings::NONE
+        };
+        let p = predict_launch(&add(1 << 22), &machine(), Precision::Fp32, &ceilings)?;
+        assert_eq!(p.level_name, "DRAM");
+        assert!((p.bandwidth.get() - 22.5e9).abs() < 1e3);
+        assert!((p.hier.time.get() - (50_331_648.0 / 22.5e9 + 20e-6)).abs() < 1e-12);
+        assert_eq!(p.launch, Seconds(20e-6));
+        // The DRAM-only prediction keeps the plain roof: 50331648 / 10e9.
+        assert!((p.dram.time.get() - 5.0331648e-3).abs() < 1e-12);
+        Ok(())
+    }
+
+    #[test]
     fn an_l3_resident_add_is_predicted_from_l3() -> Result<(), Box<dyn std::error::Error>> {
         // 2^18 elements: 3 × 2^18 × 4 = 3 MiB (3,145,728 B) read and written, 2^18 FLOP; it
         // fits in L3 (8 MiB), not L2. DRAM: 3145728 / 10e9 = 314.5728 µs; L3: / 50e9 =
@@ -761,6 +914,7 @@ mod tests {
             gemm: Some(Cited::new(FlopPerSec(80e9), "calibration GEMM")),
             gemv: None,
             exp: None,
+            ..Ceilings::NONE
         };
         let s = check_suite(
             &[
@@ -787,6 +941,7 @@ mod tests {
             gemm: Some(Cited::new(FlopPerSec(120e9), "calibration GEMM")),
             gemv: None,
             exp: None,
+            ..Ceilings::NONE
         };
         let s = check_suite(
             &[timing("gemm", vec![gemm(1024, 1024, 1024)], 28e-3)],
@@ -826,6 +981,7 @@ mod tests {
             gemm: None,
             gemv: Some(Cited::new(BytesPerSec(8e9), "calibration GEMV")),
             exp: None,
+            ..Ceilings::NONE
         };
         let s = check_suite(
             &[

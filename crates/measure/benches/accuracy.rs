@@ -15,7 +15,7 @@
 #![allow(clippy::print_stdout, missing_docs)]
 
 use roofline_core::precision::Precision;
-use roofline_core::prediction::device_with_best_bandwidths;
+use roofline_core::prediction::{device_with_best_bandwidths, level_mixes};
 use roofline_measure::suite::{run_cpu, SuiteOptions};
 use roofline_measure::{measure_cpu, CpuOptions, NoProgress};
 
@@ -65,7 +65,7 @@ fn once(quick: bool) -> Result<f64, String> {
     )
     .map_err(|e| e.message)?;
     let device = device_with_best_bandwidths(&m, "host", &m.processor);
-    let run = run_cpu(
+    let mut run = run_cpu(
         &SuiteOptions {
             quick,
             only: vec![],
@@ -74,6 +74,7 @@ fn once(quick: bool) -> Result<f64, String> {
         &mut NoProgress,
     )
     .map_err(|e| e.message)?;
+    run.ceilings.mix = level_mixes(&m);
     let check = run.check(&device).map_err(|e| e.to_string())?;
     let peak = device.peak(Precision::Fp32).map(|p| p.get()).unwrap_or(0.0);
     println!(
@@ -94,7 +95,7 @@ fn once(quick: bool) -> Result<f64, String> {
     );
     let c = &check.ceilings;
     println!(
-        "ceilings (hierarchical only): GEMM {}, GEMV {}, e^x {}",
+        "ceilings (hierarchical only): GEMM {}, GEMV {}, e^x {}, launch {}",
         c.gemm.as_ref().map_or("-".into(), |g| format!(
             "{:.1} GFLOP/s",
             g.value.get() / 1e9
@@ -105,6 +106,9 @@ fn once(quick: bool) -> Result<f64, String> {
         c.exp
             .as_ref()
             .map_or("-".into(), |e| format!("{:.2} G/s", e.value / 1e9)),
+        c.launch
+            .as_ref()
+            .map_or("-".into(), |l| format!("{:.1} µs", l.value.get() * 1e6)),
     );
     println!(
         "{:<36} {:>7} {:>12} {:>12} {:>7} {:>12} {:>7}",

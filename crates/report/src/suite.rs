@@ -186,10 +186,24 @@ fn write_table(
             c.source
         )?;
     }
+    if let Some(c) = &check.ceilings.launch {
+        writeln!(
+            out,
+            "launch {} per kernel launch ({})",
+            human_seconds(c.value.get()),
+            c.source
+        )?;
+    }
+    if !check.ceilings.mix.is_empty() {
+        writeln!(
+            out,
+            "access mix: each launch at its level's bandwidth for its share of stores (read 0, triad ¼, copy ½ of the bytes; stores cost what the sweep measured)"
+        )?;
+    }
     if check.ceilings != Ceilings::NONE {
         writeln!(
             out,
-            "(hierarchical: each launch also held against these ceilings, below the roofs: GEMM and GEMV for matrix-unit launches, e^x for launches that exponentiate; DRAM-only: the plain roofline)"
+            "(hierarchical: each launch also held against these ceilings, below the roofs: GEMM and GEMV for matrix-unit launches, e^x for launches that exponentiate, plus the launch; DRAM-only: the plain roofline)"
         )?;
     }
     writeln!(out)?;
@@ -394,6 +408,7 @@ pub(crate) mod tests {
             gemm: Some(Cited::new(FlopPerSec(80e9), "calibration A")),
             gemv: Some(Cited::new(BytesPerSec(8e9), "calibration B")),
             exp: Some(Cited::new(1.25e9, "calibration C")),
+            ..Ceilings::NONE
         };
         let t = render_check(&chk, Format::Table)?;
         assert!(

@@ -7,7 +7,7 @@ use crate::args::MeasureKernelsArgs;
 use crate::error::{CliError, Kind};
 use crate::output::write_output;
 use roofline_core::device::Device;
-use roofline_core::prediction::device_with_best_bandwidths;
+use roofline_core::prediction::{device_with_best_bandwidths, level_mixes, LevelMix};
 use roofline_inputs::hardware::find_device;
 use roofline_measure::suite::{check_only, run_cpu, run_gpu, SuiteOptions};
 use roofline_measure::CpuOptions;
@@ -29,10 +29,10 @@ pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> 
     };
 
     let mut bar = Bar(None);
-    let (device, source): (Device, String) = match given {
+    let (device, source, mix): (Device, String, Vec<LevelMix>) = match given {
         Some(d) => {
             let src = format!("roofline of `{}`", a.hardware.as_deref().unwrap_or(""));
-            (d, src)
+            (d, src, Vec::new())
         }
         None => {
             let cpu = CpuOptions {
@@ -46,9 +46,10 @@ pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> 
             (
                 device_with_best_bandwidths(&m, "host", &name),
                 format!(
-                    "roofline measured now{}, each level's roof its best of read/copy/triad",
+                    "roofline measured now{}, each level's roof its best of read/copy/triad; hierarchical: each launch at its own mix of loads and stores",
                     if a.quick { " with --quick" } else { "" }
                 ),
+                level_mixes(&m),
             )
         }
     };
@@ -58,11 +59,12 @@ pub fn run(a: &MeasureKernelsArgs, out: &mut dyn Write) -> Result<(), CliError> 
         only,
         device: a.device as usize,
     };
-    let run = if a.gpu {
+    let mut run = if a.gpu {
         run_gpu(&opts, &mut bar)?
     } else {
         run_cpu(&opts, &mut bar)?
     };
+    run.ceilings.mix = mix;
     let check = run.check(&device).map_err(|e| {
         CliError::bad_input(
             format!("cannot predict the kernels from `{}`: {e}", device.id),

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use roofline_core::cited::Cited;
 use roofline_core::measured::Stat;
 use roofline_core::ops::{Cost, Gemm};
-use roofline_core::units::{BytesPerSec, FlopPerSec};
+use roofline_core::units::{BytesPerSec, FlopPerSec, Seconds};
 
 /// The calibration GEMM of the GEMM ceiling, n × n × n fp32: a square shape none of the
 /// suite's entries has (their squares are 512 and 2048).
@@ -114,6 +114,35 @@ pub fn exp_ceiling(method: &Method) -> Result<Cited<f64>, MeasureError> {
             if vector::fast() { "AVX2 + FMA" } else { "SSE2" },
             time.samples,
             time.median * 1e3
+        ),
+    ))
+}
+
+/// Empty tasks per launch of the launch ceiling: one per thread, each too small to be worth
+/// stealing, so the figure is the pool's wake-up, split and join.
+fn empty_region(threads: usize) {
+    (0..threads).into_par_iter().for_each(|i| {
+        std::hint::black_box(i);
+    });
+}
+
+/// The launch ceiling: seconds of one empty parallel region over every thread of the suite's
+/// rayon pool (a `par_iter` of one empty task per thread), timed back to back as the kernels
+/// are: what every launch pays before its work.
+///
+/// # Errors
+/// None in practice (the closure cannot fail); the timing method's errors pass through.
+pub fn launch_ceiling(method: &Method) -> Result<Cited<Seconds>, MeasureError> {
+    let threads = rayon::current_num_threads().max(1);
+    let time = time_kernel(method, &mut || {
+        empty_region(threads);
+        Ok(())
+    })?;
+    Ok(Cited::new(
+        Seconds(time.median),
+        format!(
+            "an empty rayon parallel region over {threads} threads, back to back, median of {} repetitions",
+            time.samples
         ),
     ))
 }

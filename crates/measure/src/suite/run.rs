@@ -2,7 +2,9 @@
 //! run ([`run_cpu`]) and the GPU one ([`run_gpu`]).
 
 use super::buffers::build_cpu;
-use super::ceilings::{exp_ceiling, gemm_ceiling, gemv_ceiling, CEILING_GEMM, CEILING_GEMV};
+use super::ceilings::{
+    exp_ceiling, gemm_ceiling, gemv_ceiling, launch_ceiling, CEILING_GEMM, CEILING_GEMV,
+};
 use super::suites::{check_only, cpu_suite, selected};
 use super::timing::{kernel_method, time_kernel};
 use crate::{MeasureError, Progress};
@@ -79,8 +81,10 @@ pub fn run_cpu(opts: &SuiteOptions, progress: &mut dyn Progress) -> Result<Suite
             with_exps |= l.exps > 0.0;
         }
     }
-    progress.start(suite.specs.len() as u64 + 2 * u64::from(on_matrix) + u64::from(with_exps));
+    progress.start(suite.specs.len() as u64 + 2 * u64::from(on_matrix) + u64::from(with_exps) + 1);
     let mut ceilings = Ceilings::NONE;
+    progress.step("launch: an empty parallel region");
+    ceilings.launch = Some(launch_ceiling(&method)?);
     if on_matrix {
         progress.step(&format!("GEMM ceiling: gemm {CEILING_GEMM}³"));
         ceilings.gemm = Some(gemm_ceiling(&method)?);
