@@ -1,5 +1,7 @@
 //! `scripts/gpu-check.sh` stops at once, before any build, on a machine without an NVIDIA GPU.
 
+#![allow(clippy::print_stderr)]
+
 use std::path::Path;
 use std::process::Command;
 
