@@ -153,3 +153,27 @@ def test_calls_from_threads_agree():
     for t in threads:
         t.join()
     assert all(r == expected for r in results)
+
+
+def test_the_interpreter_lock_is_released_while_a_command_runs():
+    """A long sweep in one thread; this thread keeps running meanwhile: no pause of it comes
+    near the sweep's length, as it would if the command held the lock."""
+    import time
+
+    args = ["sweep", "llama-3.1-405b", "--batch", "1..4096:1", "--context", "1024..65536",
+            "--format", "csv"]
+    start = time.perf_counter()
+    roofline.run(args)
+    duration = time.perf_counter() - start
+    assert duration > 0.1, "the sweep is too short to tell"
+
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (roofline.run(args), done.set()))
+    ticks = [time.perf_counter()]
+    worker.start()
+    while not done.is_set():
+        time.sleep(0.001)
+        ticks.append(time.perf_counter())
+    worker.join()
+    longest = max(b - a for a, b in zip(ticks, ticks[1:]))
+    assert longest < duration / 2, (longest, duration)
