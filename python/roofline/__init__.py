@@ -69,7 +69,7 @@ _MODEL_FLAGS = frozenset({"model", "draft"})
 _TOML_FLAGS = frozenset({"hardware", "system"})
 
 
-class Document(dict):
+class Document(Dict[str, Any]):
     """A command's JSON document as Python objects (a ``dict``)."""
 
     def to_pandas(self) -> "pandas.DataFrame":
@@ -191,7 +191,7 @@ def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, os.PathLike):
-        return os.fspath(value)
+        return str(os.fspath(value))
     if isinstance(value, float):
         return repr(value)
     return str(value)
