@@ -166,6 +166,14 @@ fn hardware_show_prints_the_chips_node_per_direction() {
         .stdout(predicate::str::contains(
             "in-network reduction (NVLink SHARP): yes",
         ))
+        .stdout(predicate::str::contains("tuning.cc").not())
+        .stdout(predicate::str::contains("hardware show h100-sxm --sources"));
+    // The sources are one flag away, the table the same.
+    roofline()
+        .args(["hardware", "show", "h100-sxm", "--sources"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("450.0 GB/s"))
         .stdout(predicate::str::contains("tuning.cc"));
     let v = json_of(&["hardware", "show", "h100-sxm"]);
     let p = &v["platform"];

@@ -532,8 +532,9 @@ fn run_chromium(bin: &Path, url: &str, extra: &[String]) -> String {
     std::fs::read_to_string(&stdout_path).unwrap_or_default()
 }
 
-// Prints why it skips Chromium, and where the screenshot is, for the person running the tests.
-#[allow(clippy::print_stdout)]
+// Prints why it skips Chromium (stderr), and where the screenshot is, for the person running
+// the tests.
+#[allow(clippy::print_stdout, clippy::print_stderr)]
 #[test]
 fn report_is_one_self_contained_file_that_chromium_renders(
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -572,7 +573,7 @@ fn report_is_one_self_contained_file_that_chromium_renders(
             std::env::var_os("CI").is_none(),
             "`chromium` is not installed; `.ci/run` installs it (apt-get install chromium)"
         );
-        println!("SKIPPED: `chromium` is not installed (apt-get install chromium); CI requires it");
+        eprintln!("SKIPPED outside CI: `chromium` is not installed (apt-get install chromium); CI requires it");
         return Ok(());
     };
     let url = format!("file://{}", html.display());

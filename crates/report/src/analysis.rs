@@ -2,7 +2,7 @@
 //! totals and memory.
 
 use crate::units::{human_bytes, human_flops, human_flops_per_s, human_intensity, human_seconds};
-use crate::{align_right_from, new_table, Format, WriteError};
+use crate::{align_right_from, Format, WriteError};
 use roofline_core::analysis::StageAnalysis;
 use roofline_core::device::Device;
 use roofline_core::model::Transformer;
@@ -142,39 +142,61 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
             r.device.id,
             workload_line(s)
         )?;
-        let mut t = new_table(&[
-            "operator",
-            "count",
-            "FLOPs",
-            "bytes",
-            "AI (FLOP/B)",
-            "ridge",
-            "bound",
-            "attainable",
-            "time",
-            "launch",
-            "share",
-        ]);
+        // The ridge and the per-row launch are the chip's, not the operator's: by default a
+        // line under the table gives them; `--wide` keeps them as columns.
+        let wide = crate::table_layout().wide;
+        let mut header = vec!["operator", "count", "FLOPs", "bytes", "AI (FLOP/B)"];
+        if wide {
+            header.push("ridge");
+        }
+        header.extend(["bound", "attainable", "time"]);
+        if wide {
+            header.push("launch");
+        }
+        header.push("share");
+        let mut t = crate::fitted_table(&header);
         let total_time = s.totals.time.get();
+        let mut ridges: Vec<(f64, &str)> = Vec::new();
         for row in &s.rows {
             let p = row.point();
             let share = p.time.get() * row.count as f64 / total_time * 100.0;
-            t.add_row(vec![
+            if !ridges.iter().any(|(r, _)| *r == p.ridge.get()) {
+                ridges.push((p.ridge.get(), &row.name));
+            }
+            let mut cells = vec![
                 row.name.to_string(),
                 row.count.to_string(),
                 human_flops(row.cost.flops.get()),
                 human_bytes(row.cost.bytes().get()),
                 human_intensity(p.intensity.get()),
-                format!("{:.1}", p.ridge.get()),
+            ];
+            if wide {
+                cells.push(format!("{:.1}", p.ridge.get()));
+            }
+            cells.extend([
                 p.bound.to_string(),
                 human_flops_per_s(p.attainable.get()),
                 human_seconds(p.time.get()),
-                human_seconds(row.launch_overhead.get()),
-                format!("{share:.1}%"),
             ]);
+            if wide {
+                cells.push(human_seconds(row.launch_overhead.get()));
+            }
+            cells.push(format!("{share:.1}%"));
+            t.add_row(cells);
         }
         align_right_from(&mut t, 1);
         writeln!(out, "{t}")?;
+        if !wide && !ridges.is_empty() {
+            let list: Vec<String> = ridges
+                .iter()
+                .map(|(r, first)| format!("{r:.1} FLOP/B (from {first})"))
+                .collect();
+            writeln!(
+                out,
+                "ridge points: {}; `--wide` shows each row's ridge and launch",
+                list.join(", ")
+            )?;
+        }
         let tot = &s.totals;
         writeln!(
             out,

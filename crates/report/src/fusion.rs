@@ -1,7 +1,7 @@
 //! Rendering of fusion: `roofline analyze --fusion PRESET` and `roofline fuse --chain`.
 
 use crate::units::{human_bytes, human_flops, human_seconds};
-use crate::{align_right_from, new_table, Format, WriteError};
+use crate::{align_right_from, Format, WriteError};
 use roofline_core::fusion::{ChainComparison, FusionComparison, FusionSaving, FusionSummary};
 use roofline_core::workload::Stage;
 use std::io::Write;
@@ -19,7 +19,7 @@ fn before_after_table(
     after: &FusionSummary,
     per_layer: bool,
 ) -> comfy_table::Table {
-    let mut t = new_table(&[
+    let mut t = crate::fitted_table(&[
         "",
         "kernels",
         "HBM read",
@@ -69,7 +69,10 @@ pub fn write_comparison_table(
         "\nfusion · {stage} · preset `{}` (eager = every operator its own kernel)",
         c.preset.name()
     )?;
-    let mut k = new_table(&[
+    // The on-chip tile of each fused kernel is a long phrase: `--wide` shows it; by default a
+    // tile that does not fit is flagged in the kernel's cell.
+    let wide = crate::table_layout().wide;
+    let mut header = vec![
         "kernel",
         "rules",
         "FLOPs",
@@ -77,11 +80,24 @@ pub fn write_comparison_table(
         "AI (FLOP/B)",
         "bound",
         "time",
-        "tile (on chip)",
-    ]);
+    ];
+    if wide {
+        header.push("tile (on chip)");
+    }
+    let mut k = crate::fitted_table(&header);
     for (kern, p) in c.plan.kernels.iter().zip(&c.after.points) {
-        k.add_row(vec![
-            kern.name.clone(),
+        let misfit = kern.tile.as_ref().is_some_and(|t| !t.fits);
+        let mut cells = vec![
+            if wide {
+                kern.name.clone()
+            } else {
+                // Spaces around `+` let a long fused name wrap inside its cell.
+                format!(
+                    "{}{}",
+                    kern.name.replace('+', " + "),
+                    if misfit { " (tile does not fit)" } else { "" }
+                )
+            },
             kern.rules
                 .iter()
                 .map(|r| r.name())
@@ -92,21 +108,29 @@ pub fn write_comparison_table(
             crate::units::human_intensity(p.intensity.get()),
             p.bound.to_string(),
             human_seconds(p.time.get()),
-            kern.tile
-                .as_ref()
-                .map(|t| {
-                    format!(
-                        "{} ({} B{})",
-                        t.tile,
-                        t.working_set.get(),
-                        if t.fits { "" } else { ", does not fit" }
-                    )
-                })
-                .unwrap_or_default(),
-        ]);
+        ];
+        if wide {
+            cells.push(
+                kern.tile
+                    .as_ref()
+                    .map(|t| {
+                        format!(
+                            "{} ({} B{})",
+                            t.tile,
+                            t.working_set.get(),
+                            if t.fits { "" } else { ", does not fit" }
+                        )
+                    })
+                    .unwrap_or_default(),
+            );
+        }
+        k.add_row(cells);
     }
     align_right_from(&mut k, 2);
     writeln!(out, "{k}")?;
+    if !wide && c.plan.kernels.iter().any(|k| k.tile.is_some()) {
+        writeln!(out, "(`--wide` shows each fused kernel's on-chip tile)")?;
+    }
     writeln!(out, "{}", before_after_table(&c.before, &c.after, true))?;
     writeln!(out, "{}", before_after_table(&c.before, &c.after, false))?;
     if c.plan.kernels.iter().any(|k| {
@@ -190,7 +214,7 @@ pub fn write_chain(
                 c.labels.join(" → "),
                 precision_bytes
             )?;
-            let mut t = new_table(&[
+            let mut t = crate::fitted_table(&[
                 "version",
                 "kernels",
                 "FLOPs",

@@ -118,11 +118,27 @@ fn peak_text(p: Precision, v: f64) -> String {
     }
 }
 
-/// Every figure of one chip with its source, and the ridge point per precision.
+/// Every figure of one chip with its source, and the ridge point per precision: as
+/// [`write_show_sources`] with the sources in the table (JSON and CSV always carry them).
 ///
 /// # Errors
 /// A failed write.
 pub fn write_show(d: &Device, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+    write_show_sources(d, format, true, out)
+}
+
+/// Every figure of one chip and the ridge point per precision; with `sources`, each figure's
+/// source beside it in the table (`hardware show --sources`); without, the figures alone and a
+/// line saying where the sources are. JSON and CSV always carry the sources.
+///
+/// # Errors
+/// A failed write.
+pub fn write_show_sources(
+    d: &Device,
+    format: Format,
+    sources: bool,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
     match format {
         Format::Json => {
             write_json(&HardwareShowDoc::of(d), out)?;
@@ -150,50 +166,71 @@ pub fn write_show(d: &Device, format: Format, out: &mut dyn Write) -> Result<(),
             if let Some(why) = d.unusable_reason() {
                 writeln!(out, "not usable for analysis: {why}")?;
             }
-            let mut t = new_table(&["precision", "dense peak", "ridge (FLOP/B)", "source"]);
+            let src = |s: &str| {
+                if sources {
+                    format!(" ({s})")
+                } else {
+                    String::new()
+                }
+            };
+            let mut header = vec!["precision", "dense peak", "ridge (FLOP/B)"];
+            if sources {
+                header.push("source");
+            }
+            let mut t = crate::fitted_table(&header);
             for (p, c) in &d.peaks {
-                t.add_row(vec![
+                let mut cells = vec![
                     p.name().to_string(),
                     peak_text(*p, c.value.get()),
                     opt(d.ridge(*p).ok(), |x| format!("{:.1}", x.get())),
-                    c.source.clone(),
-                ]);
+                ];
+                if sources {
+                    cells.push(c.source.clone());
+                }
+                t.add_row(cells);
             }
             align_right_from(&mut t, 1);
             writeln!(out, "{t}")?;
-            let mut m = new_table(&["memory level", "name", "bandwidth", "capacity", "source"]);
+            let mut header = vec!["memory level", "name", "bandwidth", "capacity"];
+            if sources {
+                header.push("source");
+            }
+            let mut m = crate::fitted_table(&header);
             for lvl in &d.memory {
-                let src: Vec<&str> = lvl
+                let level_sources: Vec<&str> = lvl
                     .bandwidth
                     .iter()
                     .map(|c| c.source.as_str())
                     .chain(lvl.capacity.iter().map(|c| c.source.as_str()))
                     .collect();
-                m.add_row(vec![
+                let mut cells = vec![
                     level_name(lvl.kind).to_string(),
                     lvl.name.clone(),
                     opt(lvl.bandwidth.as_ref(), |b| human_bytes_per_s(b.value.get())),
                     opt(lvl.capacity.as_ref(), |c| human_bytes(c.value.get())),
-                    src.join("; "),
-                ]);
+                ];
+                if sources {
+                    cells.push(level_sources.join("; "));
+                }
+                m.add_row(cells);
             }
             writeln!(out, "{m}")?;
             if let Some(c) = &d.sm_count {
-                writeln!(out, "SMs / compute units: {} ({})", c.value, c.source)?;
+                writeln!(out, "SMs / compute units: {}{}", c.value, src(&c.source))?;
             }
             if let Some(c) = &d.shared_memory_per_sm {
                 writeln!(
                     out,
-                    "shared memory per SM: {} ({})",
+                    "shared memory per SM: {}{}",
                     human_bytes(c.value.get()),
-                    c.source
+                    src(&c.source)
                 )?;
             }
             writeln!(
                 out,
-                "launch overhead: {} ({})",
+                "launch overhead: {}{}",
                 human_seconds(d.launch_overhead.value.get()),
-                d.launch_overhead.source
+                src(&d.launch_overhead.source)
             )?;
             for link in d.interconnect.iter().chain(d.host_link.iter()) {
                 writeln!(
@@ -201,17 +238,30 @@ pub fn write_show(d: &Device, format: Format, out: &mut dyn Write) -> Result<(),
                     "link: {} {}",
                     link.name,
                     opt(link.bandwidth.as_ref(), |b| format!(
-                        "{} ({})",
+                        "{}{}",
                         human_bytes_per_s(b.value.get()),
-                        b.source
+                        src(&b.source)
                     ))
                 )?;
             }
             if let Some(p) = &d.platform {
-                write_platform(p, out)?;
+                write_platform(p, sources, out)?;
             }
-            for n in &d.notes {
-                writeln!(out, "note: {n}")?;
+            if sources {
+                for n in &d.notes {
+                    writeln!(out, "note: {n}")?;
+                }
+            } else {
+                writeln!(
+                    out,
+                    "every figure's source{}: `roofline hardware show {} --sources`",
+                    if d.notes.is_empty() {
+                        ""
+                    } else {
+                        " and the chip's notes"
+                    },
+                    d.id
+                )?;
             }
         }
     }
@@ -232,8 +282,8 @@ fn tiers(f: &Fabric) -> Vec<(&'static str, &LinkTier)> {
 
 /// A fabric as a table (tier, link, bandwidth per GPU per direction, latency per step), then
 /// the in-network reduction, the topology note and every figure's source.
-fn write_fabric(f: &Fabric, out: &mut dyn Write) -> Result<(), WriteError> {
-    let mut t = new_table(&[
+fn write_fabric(f: &Fabric, sources: bool, out: &mut dyn Write) -> Result<(), WriteError> {
+    let mut t = crate::fitted_table(&[
         "tier",
         "link",
         "bandwidth per GPU per direction",
@@ -258,27 +308,36 @@ fn write_fabric(f: &Fabric, out: &mut dyn Write) -> Result<(), WriteError> {
         if f.in_network_reduction { "yes" } else { "no" },
         f.in_network_reduction_source
             .as_ref()
+            .filter(|_| sources)
             .map(|s| format!(" ({s})"))
             .unwrap_or_default()
     )?;
     if let Some(topology) = &f.topology {
         writeln!(out, "topology: {topology}")?;
     }
-    for (tier, l) in tiers(f) {
-        writeln!(out, "{tier} bandwidth: {}", l.bandwidth.source)?;
-        writeln!(out, "{tier} latency: {}", l.latency.source)?;
+    if sources {
+        for (tier, l) in tiers(f) {
+            writeln!(out, "{tier} bandwidth: {}", l.bandwidth.source)?;
+            writeln!(out, "{tier} latency: {}", l.latency.source)?;
+        }
     }
     Ok(())
 }
 
 /// The node a chip is sold in: its name, GPUs per node and links.
-fn write_platform(p: &Platform, out: &mut dyn Write) -> Result<(), WriteError> {
+fn write_platform(p: &Platform, sources: bool, out: &mut dyn Write) -> Result<(), WriteError> {
     writeln!(
         out,
-        "\nnode: {} — {} GPUs per node ({})",
-        p.name, p.gpus_per_node.value, p.gpus_per_node.source
+        "\nnode: {} — {} GPUs per node{}",
+        p.name,
+        p.gpus_per_node.value,
+        if sources {
+            format!(" ({})", p.gpus_per_node.source)
+        } else {
+            String::new()
+        }
     )?;
-    write_fabric(&p.fabric, out)
+    write_fabric(&p.fabric, sources, out)
 }
 
 /// One system: its chip, nodes × GPUs per node, and its links with their sources.
@@ -288,6 +347,20 @@ fn write_platform(p: &Platform, out: &mut dyn Write) -> Result<(), WriteError> {
 pub fn write_system_show(
     s: &System,
     format: Format,
+    out: &mut dyn Write,
+) -> Result<(), WriteError> {
+    write_system_show_sources(s, format, true, out)
+}
+
+/// One system, as [`write_system_show`]; without `sources`, the table gives the figures alone
+/// and a line says where the sources are.
+///
+/// # Errors
+/// A failed write.
+pub fn write_system_show_sources(
+    s: &System,
+    format: Format,
+    sources: bool,
     out: &mut dyn Write,
 ) -> Result<(), WriteError> {
     match format {
@@ -325,16 +398,24 @@ pub fn write_system_show(
                 s.gpus_per_node,
                 s.devices()
             )?;
-            if !s.gpus_per_node_source.is_empty() {
+            if sources && !s.gpus_per_node_source.is_empty() {
                 writeln!(out, "GPUs per node: {}", s.gpus_per_node_source)?;
             }
-            if !s.nodes_source.is_empty() {
+            if sources && !s.nodes_source.is_empty() {
                 writeln!(out, "nodes: {}", s.nodes_source)?;
             }
             writeln!(out)?;
-            write_fabric(&s.fabric, out)?;
-            for n in &s.notes {
-                writeln!(out, "note: {n}")?;
+            write_fabric(&s.fabric, sources, out)?;
+            if sources {
+                for n in &s.notes {
+                    writeln!(out, "note: {n}")?;
+                }
+            } else {
+                writeln!(
+                    out,
+                    "every figure's source: `roofline hardware show {} --sources`",
+                    s.id
+                )?;
             }
             writeln!(
                 out,

@@ -105,13 +105,91 @@ impl From<csv::Error> for WriteError {
     }
 }
 
+/// How the text tables are laid out: the widest a table may be, and whether every column is
+/// shown. One setting for the process (the CLI sets it once from `--wide` and the terminal);
+/// CSV and JSON always hold every column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableLayout {
+    /// The most columns (characters) a table may take; wider content wraps inside its cells.
+    /// `None`: no limit.
+    pub max_width: Option<u16>,
+    /// Every column, the ones the default leaves out included (a per-row launch, the ridge,
+    /// sources, tiles).
+    pub wide: bool,
+}
+
+impl TableLayout {
+    /// The default: 120 columns, the default set of columns.
+    pub const DEFAULT: TableLayout = TableLayout {
+        max_width: Some(DEFAULT_TABLE_WIDTH),
+        wide: false,
+    };
+    /// `--wide`: every column, no width limit.
+    pub const WIDE: TableLayout = TableLayout {
+        max_width: None,
+        wide: true,
+    };
+}
+
+/// Columns a table takes by default when stdout is not a terminal.
+pub const DEFAULT_TABLE_WIDTH: u16 = 120;
+
+static TABLE_WIDTH: std::sync::atomic::AtomicU16 =
+    std::sync::atomic::AtomicU16::new(DEFAULT_TABLE_WIDTH);
+static TABLE_WIDE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets the process's [`TableLayout`].
+pub fn set_table_layout(layout: TableLayout) {
+    use std::sync::atomic::Ordering::Relaxed;
+    TABLE_WIDTH.store(layout.max_width.unwrap_or(0), Relaxed);
+    TABLE_WIDE.store(layout.wide, Relaxed);
+}
+
+/// The process's [`TableLayout`] ([`TableLayout::DEFAULT`] until set).
+pub fn table_layout() -> TableLayout {
+    use std::sync::atomic::Ordering::Relaxed;
+    let w = TABLE_WIDTH.load(Relaxed);
+    TableLayout {
+        max_width: (w > 0).then_some(w),
+        wide: TABLE_WIDE.load(Relaxed),
+    }
+}
+
+/// The width of the terminal stdout is, in columns; `None` when stdout is not a terminal.
+pub fn terminal_columns() -> Option<u16> {
+    let t = comfy_table::Table::new();
+    if t.is_tty() {
+        t.width()
+    } else {
+        None
+    }
+}
+
 /// A table with the project's look: no borders but a header rule, columns right-aligned where
-/// they hold numbers.
+/// they hold numbers; as wide as its content.
 pub(crate) fn new_table(header: &[&str]) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::ASCII_BORDERS_ONLY_CONDENSED)
         .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
         .set_header(header.iter().copied());
+    t
+}
+
+/// A [`new_table`] held within [`table_layout`]'s width: where its content would be wider, the
+/// cells with the longest text wrap. For the tables read in a terminal every day (`analyze`,
+/// `--fusion`, `sweep`, `hardware show`), whose columns are chosen to fit 120 without wrapping
+/// numbers.
+pub(crate) fn fitted_table(header: &[&str]) -> comfy_table::Table {
+    let mut t = new_table(header);
+    match table_layout().max_width {
+        Some(w) => {
+            t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+                .set_width(w);
+        }
+        None => {
+            t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+        }
+    }
     t
 }
 

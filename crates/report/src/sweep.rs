@@ -7,7 +7,7 @@
 use crate::units::{
     human_bytes, human_bytes_per_s, human_flops_per_s, human_intensity, human_seconds,
 };
-use crate::{align_right_from, new_table, Format, WriteError};
+use crate::{align_right_from, Format, WriteError};
 use roofline_core::device::Device;
 use roofline_core::model::Transformer;
 use roofline_core::roofline::Bound;
@@ -113,7 +113,7 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
             .capacity
             .map(|c| format!("fits {}", human_bytes(c.get())))
             .unwrap_or_else(|| "fits".into());
-        let mut t = new_table(&[
+        let mut t = crate::fitted_table(&[
             "batch",
             "step time",
             "tokens/s",
@@ -151,18 +151,28 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
             )?;
         }
 
+        // As many batch columns as the width holds (about 12 characters each beside the
+        // operator, ridge and crossover columns): the first, the last and evenly spaced ones
+        // between; every one with `--wide` or in CSV/JSON.
+        let name_width = g.nodes.iter().map(|n| n.name.len()).max().unwrap_or(8);
+        let shown = shown_columns(
+            s.batches.len(),
+            crate::table_layout().max_width,
+            name_width + 48,
+            12,
+        );
         let mut header: Vec<String> = vec!["operator".into(), "ridge".into()];
-        header.extend(s.batches.iter().map(|b| format!("b={b}")));
+        header.extend(shown.iter().map(|&bi| format!("b={}", s.batches[bi])));
         header.push("crossover (exact)".into());
         header.push("smallest batch".into());
         let header_refs: Vec<&str> = header.iter().map(|h| h.as_str()).collect();
-        let mut t = new_table(&header_refs);
+        let mut t = crate::fitted_table(&header_refs);
         for (k, node) in g.nodes.iter().enumerate() {
             let mut row = vec![
                 node.name.to_string(),
                 format!("{:.1}", g.node_ridges[k].get()),
             ];
-            for bi in 0..s.batches.len() {
+            for &bi in &shown {
                 let o = s.ops_at(gi * s.batches.len() + bi)[k];
                 let b = if o.bound == Bound::Memory {
                     "mem"
@@ -178,6 +188,14 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
         }
         align_right_from(&mut t, 1);
         writeln!(out, "{t}")?;
+        if shown.len() < s.batches.len() {
+            writeln!(
+                out,
+                "{} of the {} batches shown; `--wide` or `--format csv` for every one",
+                shown.len(),
+                s.batches.len()
+            )?;
+        }
     }
     writeln!(
         out,
@@ -251,4 +269,42 @@ fn write_csv(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError> {
     }
     w.flush()?;
     Ok(())
+}
+
+/// The indices of `n` columns to show when a table may be `max_width` wide, `fixed` of it taken
+/// by the other columns and each of these taking `each`: all of them when they fit (or there is
+/// no limit), else the first, the last and evenly spaced ones between (at least two).
+pub(crate) fn shown_columns(
+    n: usize,
+    max_width: Option<u16>,
+    fixed: usize,
+    each: usize,
+) -> Vec<usize> {
+    let fit = match max_width {
+        Some(w) => (usize::from(w).saturating_sub(fixed) / each.max(1)).max(2),
+        None => n,
+    };
+    if n <= fit {
+        return (0..n).collect();
+    }
+    let mut v: Vec<usize> = (0..fit)
+        .map(|i| ((i * (n - 1)) as f64 / (fit - 1) as f64).round() as usize)
+        .collect();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod shown_tests {
+    use super::shown_columns;
+
+    #[test]
+    fn every_column_when_they_fit_else_first_last_and_between() {
+        // 120 columns, 70 taken, 12 each: 4 fit.
+        assert_eq!(shown_columns(3, Some(120), 70, 12), vec![0, 1, 2]);
+        assert_eq!(shown_columns(9, Some(120), 70, 12), vec![0, 3, 5, 8]);
+        assert_eq!(shown_columns(9, None, 70, 12), (0..9).collect::<Vec<_>>());
+        // Never fewer than two.
+        assert_eq!(shown_columns(9, Some(40), 70, 12), vec![0, 8]);
+    }
 }

@@ -15,6 +15,9 @@ pub enum HardwareCommand {
         /// Chip id (`h100-sxm`), system id (`dgx-h100`), or a chip or system file
         /// (`my-chip.toml`, `my-cluster.toml`).
         name: String,
+        /// Each figure's source beside it (datasheet, page, paper), and the chip's notes.
+        #[arg(long)]
+        sources: bool,
         #[command(flatten)]
         plot: PlotArgs,
         #[command(flatten)]

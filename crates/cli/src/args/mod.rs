@@ -45,6 +45,11 @@ use std::ffi::OsString;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Tables with every column and no width limit (default: the terminal's width, or 120
+    /// columns when stdout is not a terminal, cells wrapped to fit). CSV and JSON are always
+    /// complete.
+    #[arg(long, global = true)]
+    pub wide: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,7 +4,9 @@ use crate::args::HardwareCommand;
 use crate::error::CliError;
 use roofline_inputs::config::{load_model, preset_ids};
 use roofline_inputs::hardware::{catalog, find_chip_or_system, find_device, systems, ChipOrSystem};
-use roofline_report::hardware::{write_list, write_show, write_system_list, write_system_show};
+use roofline_report::hardware::{
+    write_list, write_show_sources, write_system_list, write_system_show_sources,
+};
 use roofline_report::Format;
 use std::io::Write;
 
@@ -14,7 +16,12 @@ pub fn run(cmd: HardwareCommand, out: &mut dyn Write) -> Result<(), CliError> {
             write_system_list(&systems()?, a.format.format.into(), out)?
         }
         HardwareCommand::List(a) => write_list(&catalog()?, a.format.format.into(), out)?,
-        HardwareCommand::Show { name, plot, format } => {
+        HardwareCommand::Show {
+            name,
+            sources,
+            plot,
+            format,
+        } => {
             if let Some(p) = &plot.plot {
                 super::plot::check_plot_path(p, plot.force)?;
             }
@@ -38,8 +45,8 @@ pub fn run(cmd: HardwareCommand, out: &mut dyn Write) -> Result<(), CliError> {
                 super::plot::write_plot(p, plot.force, &chart)?;
             }
             match system {
-                Some(s) => write_system_show(&s, format.format.into(), out)?,
-                None => write_show(&device, format.format.into(), out)?,
+                Some(s) => write_system_show_sources(&s, format.format.into(), sources, out)?,
+                None => write_show_sources(&device, format.format.into(), sources, out)?,
             }
         }
         HardwareCommand::Compare(a) => compare(&a, out)?,

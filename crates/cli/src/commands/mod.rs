@@ -26,6 +26,16 @@ use std::io::Write;
 
 /// Runs the parsed command, writing its output to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    roofline_report::set_table_layout(if cli.wide {
+        roofline_report::TableLayout::WIDE
+    } else {
+        roofline_report::TableLayout {
+            max_width: Some(
+                roofline_report::terminal_columns().unwrap_or(roofline_report::DEFAULT_TABLE_WIDTH),
+            ),
+            wide: false,
+        }
+    });
     match cli.command {
         Command::Analyze(a) => analyze::run(&a, out),
         Command::Hardware { command } => hardware::run(command, out),
