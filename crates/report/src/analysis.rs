@@ -161,7 +161,7 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
             let p = row.point();
             let share = p.time.get() * row.count as f64 / total_time * 100.0;
             if !ridges.iter().any(|(r, _)| *r == p.ridge.get()) {
-                ridges.push((p.ridge.get(), &row.name));
+                ridges.push((p.ridge.get(), row.name));
             }
             let mut cells = vec![
                 row.name.to_string(),
