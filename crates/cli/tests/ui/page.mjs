@@ -104,6 +104,7 @@ try {
   await again.close();
 
   await page.locator('#explain').evaluate((e) => e.scrollTo(0, 0));
+  result.before_screenshot = { batch: await page.inputValue('#batch'), url: page.url() };
   await page.screenshot({ path: shotPath, fullPage: true });
 } catch (e) {
   result.failure = String(e.stack || e);

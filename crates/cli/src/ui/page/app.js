@@ -66,7 +66,7 @@ function plain(v) {
 // A value by the name of its field: `_s` seconds, `_bytes` bytes, `per_s` rates.
 function byKey(key, v) {
   if (typeof v !== 'number') return v === null || v === undefined ? '–' : String(v);
-  if (key.endsWith('tokens_per_s') || key.endsWith('tokens_per_s_per_device')) return plain(v) + ' tok/s';
+  if (key.endsWith('tokens_per_s') || key.endsWith('tokens_per_s_per_device')) return plain(v);
   if (key.endsWith('_s')) return seconds(v);
   if (key.endsWith('bytes') || key.startsWith('bytes')) return bytes(v);
   if (key === 'flops') return si(v, 'FLOP');
@@ -74,9 +74,11 @@ function byKey(key, v) {
   return plain(v);
 }
 
-// A headline field in words: `prompt_tokens_per_s_per_device` → `prompt tokens/s per device`.
-const words = (key) => ({ ttft_s: 'TTFT', tpot_s: 'TPOT' })[key] ||
-  key.replace(/_per_s/, '/s').replace(/_s$/, '').replace(/_/g, ' ');
+// A headline field in short words: `prompt_tokens_per_s` → `prompt tok/s`.
+const words = (key) => ({
+  ttft_s: 'TTFT', tpot_s: 'TPOT', prompt_tokens_per_s: 'prompt tok/s', output_tokens_per_s: 'output tok/s',
+  prompt_tokens_per_s_per_device: 'per device', output_tokens_per_s_per_device: 'per device',
+})[key] || key.replace(/_per_s/, '/s').replace(/_s$/, '').replace(/_/g, ' ');
 
 // ---- elements -----------------------------------------------------------------------------
 
@@ -419,30 +421,32 @@ function drawSummary(doc, chip) {
     const rows = [
       ['batch', plain(w.batch)],
       [s.stage === 'prefill' ? 'prompt tokens' : 'context', plain(s.stage === 'prefill' ? w.tokens / w.batch : w.context)],
-      ['precisions (w/a/kv)', `${w.weight_precision} / ${w.activation_precision} / ${w.kv_precision}`],
+      ['w / a / kv', `${w.weight_precision} / ${w.activation_precision} / ${w.kv_precision}`],
     ];
     if (head) {
       for (const [k, v] of Object.entries(head)) {
-        if (k !== 'batch' && k !== 'prompt_tokens') rows.push([words(k), byKey(k, v)]);
+        if (k === 'batch' || k === 'prompt_tokens') continue;
+        if (k.endsWith('_per_device') && doc.headline.devices === 1) continue;
+        rows.push([words(k), byKey(k, v)]);
       }
     }
     const t = s.totals;
     rows.push(
-      ['time (roofline)', seconds(t.time_s)],
-      ['time with launches', seconds(t.time_with_launch_s)],
+      ['roofline time', seconds(t.time_s)],
+      ['with launches', seconds(t.time_with_launch_s)],
       ['kernels', plain(t.kernels)],
       ['FLOPs', si(t.flops, 'FLOP')],
-      ['bytes moved', bytes(t.bytes)],
+      ['bytes', bytes(t.bytes)],
       ['intensity', sig(t.arithmetic_intensity) + ' FLOP/B'],
     );
     if (t.communication_s !== undefined) rows.push(['communication', seconds(t.communication_s)]);
-    if (s.step_time_s !== undefined) rows.push(['step (one device)', seconds(s.step_time_s)]);
-    if (s.layout) rows.push(['layout', `tp ${s.layout.tp} · pp ${s.layout.pp} · ep ${s.layout.ep} · cp ${s.layout.cp}`]);
+    if (s.step_time_s !== undefined) rows.push(['step', seconds(s.step_time_s)]);
+    if (s.layout) rows.push(['layout', `tp${s.layout.tp} pp${s.layout.pp} ep${s.layout.ep} cp${s.layout.cp}`]);
     if (s.fusion) {
       rows.push(
         [`fused (${s.fusion.preset})`, seconds(s.fusion.after.time_with_launch_s)],
-        ['fusion speed-up', sig(s.fusion.speedup) + '×'],
-        ['kernels fused', `${plain(s.fusion.before.kernels)} → ${plain(s.fusion.after.kernels)}`],
+        ['speed-up', sig(s.fusion.speedup) + '×'],
+        ['kernels', `${plain(s.fusion.before.kernels)} → ${plain(s.fusion.after.kernels)}`],
       );
     }
     const dl = list(rows);
@@ -459,7 +463,8 @@ function drawSummary(doc, chip) {
       ['KV cache', bytes(m.kv_cache_bytes)],
       ['activations', bytes(m.activation_bytes)],
       ['reserve', bytes(m.reserve_bytes)],
-      ['total', `${bytes(m.total_bytes)} of ${bytes(m.capacity_bytes)}`],
+      ['total', bytes(m.total_bytes)],
+      ['capacity', bytes(m.capacity_bytes)],
       ['fits', m.fits_on_chip ? 'yes' : 'NO'],
     ]);
     mem.dataset.part = 'memory';
@@ -481,7 +486,6 @@ function drawSummary(doc, chip) {
 const COLUMNS = [
   ['stage', 'stage', (op, s) => s.stage],
   ['operator', 'name', (op) => op.name],
-  ['kind', 'kind', (op) => op.kind],
   ['count', 'count', (op) => plain(op.count)],
   ['compute', 'compute', (op) => op.compute],
   ['FLOPs', 'flops', (op) => si(op.flops, 'FLOP')],
