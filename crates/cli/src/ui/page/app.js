@@ -200,6 +200,8 @@ function showError(e) {
 // One control changed: one request, then everything redrawn from its answer.
 async function update() {
   const seq = ++state.seq;
+  // A system's chip replaces the chip chosen (as --system does --hardware).
+  $('hardware').disabled = $('system').value !== '';
   history.replaceState(null, '', '?' + query());
   document.body.dataset.state = 'loading';
   const started = performance.now();
@@ -248,7 +250,8 @@ function chipOf(doc) {
 
 function render(doc) {
   const chip = chipOf(doc);
-  const model = doc.model ? doc.model.name : '';
+  // One device's analysis names its model; a layout's, by id.
+  const model = typeof doc.model === 'string' ? doc.model : doc.model ? doc.model.name : '';
   const where = doc.system ? `${doc.system} (${doc.system_devices} × ${doc.chip})` : chip ? chip.name : '';
   $('title').textContent = `${model} on ${where}`;
   drawPlot(doc, chip);
@@ -394,12 +397,16 @@ function drawPlot(doc, chip) {
     placed.push([x, y]);
     area.append(svg('text', { class: 'op-label', x: x.toFixed(2), y: y.toFixed(2) }, p.op.name));
   }
+  // The legend, top left: the memory roof leaves that corner empty.
   const stages = [...new Set(pts.map((p) => p.stage))];
+  const legend = svg('g', { class: 'legend' });
+  legend.append(svg('rect', { x: M.left + 8, y: M.top + 8, width: 78, height: 10 + 16 * stages.length, fill: '#fff', stroke: '#d8dce5' }));
   stages.forEach((st, i) => {
-    const ly = M.top + ph - 12 - i * 16;
-    s.append(svg('circle', { class: `op ${st}`, cx: M.left + pw - 70, cy: ly, r: 5 }));
-    s.append(svg('text', { x: M.left + pw - 60, y: ly + 4 }, st));
+    const ly = M.top + 21 + i * 16;
+    legend.append(svg('circle', { class: `key ${st}`, cx: M.left + 20, cy: ly, r: 5 }));
+    legend.append(svg('text', { x: M.left + 30, y: ly + 4 }, st));
   });
+  s.append(legend);
   box.append(s);
 }
 
