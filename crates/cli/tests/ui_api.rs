@@ -314,6 +314,20 @@ fn ui_serves_the_page_on_a_free_port() -> Result<()> {
         );
     }
     assert!(!html.contains("https://"));
+    // Another site's name resolved to this machine (DNS rebinding) is refused.
+    let port = server.address.rsplit(':').next().ok_or("no port")?;
+    let named = ui_server::request_as(
+        &format!("localhost:{port}"),
+        &server.address,
+        "GET",
+        "/api/models",
+        None,
+    )?;
+    assert_eq!(named.status, 200);
+    let rebound =
+        ui_server::request_as("evil.example", &server.address, "GET", "/api/models", None)?;
+    assert_eq!(rebound.status, 403);
+    assert!(rebound.json()?["hint"].is_string());
     Ok(())
 }
 

@@ -131,7 +131,12 @@ pub fn serve(host: &str, port: u16, open: bool) -> Result<(), CliError> {
         if open {
             open_in_browser(&url);
         }
-        axum::serve(listener, router())
+        let app = if address.ip().is_loopback() {
+            router().layer(axum::middleware::from_fn(this_machine_only))
+        } else {
+            router()
+        };
+        axum::serve(listener, app)
             .with_graceful_shutdown(async {
                 // Without a Ctrl-C handler the default one ends the process: stopped either way.
                 let _ = tokio::signal::ctrl_c().await;
@@ -139,6 +144,42 @@ pub fn serve(host: &str, port: u16, open: bool) -> Result<(), CliError> {
             .await
             .map_err(|e| internal(format!("the server stopped: {e}")))
     })
+}
+
+/// Refuses a request that names another host than this machine (403), when listening on this
+/// machine only: a page of another site whose name is made to resolve to 127.0.0.1 (DNS
+/// rebinding) cannot read the API.
+async fn this_machine_only(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if is_this_machine(host) {
+        next.run(request).await
+    } else {
+        api::error(
+            StatusCode::FORBIDDEN,
+            &format!("the host `{host}` is not this machine"),
+            Some("open the page at the address `roofline ui` printed (http://127.0.0.1:PORT/)"),
+        )
+    }
+}
+
+/// Whether a `Host` header names this machine: `localhost` or a loopback address, any port.
+fn is_this_machine(host: &str) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn internal(message: String) -> CliError {
@@ -177,6 +218,29 @@ fn open_in_browser(url: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_this_machines_names_pass() {
+        for host in [
+            "127.0.0.1:8000",
+            "localhost:1",
+            "LOCALHOST",
+            "[::1]:8000",
+            "[::1]",
+            "127.0.0.2",
+        ] {
+            assert!(is_this_machine(host), "{host}");
+        }
+        for host in [
+            "",
+            "evil.example",
+            "evil.example:8000",
+            "10.0.0.1:8000",
+            "127.0.0.1.evil.example",
+        ] {
+            assert!(!is_this_machine(host), "{host}");
+        }
+    }
 
     /// `/openapi.json` is JSON, OpenAPI 3.1, and describes exactly the routes the router has,
     /// each with the method it answers.

@@ -95,12 +95,23 @@ impl Answer {
 
 /// One request on its own connection (`Connection: close`: the answer ends with it).
 pub fn request(address: &str, method: &str, path: &str, body: Option<&str>) -> Result<Answer> {
+    request_as(address, address, method, path, body)
+}
+
+/// [`request`] with `host` in the `Host` header.
+pub fn request_as(
+    host: &str,
+    address: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> Result<Answer> {
     let mut s = TcpStream::connect(address)?;
     s.set_read_timeout(Some(Duration::from_secs(60)))?;
     let body = body.unwrap_or("");
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\
          Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )?;
