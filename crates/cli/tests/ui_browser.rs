@@ -1,5 +1,6 @@
 //! The page of `roofline ui` in a real browser: headless Chromium driven by playwright-core
-//! (`tests/ui/page.mjs`) loads it, changes the batch and then the chip, and reports the table,
+//! (`tests/ui/page.mjs`) loads it, changes the batch, then the chip, then uploads a config.json
+//! as the model, and reports the table,
 //! the plot's points and its axes after each change; every number must be what
 //! `roofline analyze --format json` gives for the same settings.
 //!
@@ -193,6 +194,7 @@ fn the_page_shows_the_clis_numbers_as_the_settings_change() -> Result<()> {
         .arg(&out)
         .arg(&shot)
         .args([BATCH, CHIP])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../inputs/catalog/models/llama-2-7b.json"))
         .env("CHROMIUM", chromium().ok_or("no chromium")?)
         .current_dir(folder())
         .output()?;
@@ -211,11 +213,13 @@ fn the_page_shows_the_clis_numbers_as_the_settings_change() -> Result<()> {
     }
     assert_eq!(report["console"], serde_json::json!([]), "the page logged");
     let steps = report["steps"].as_array().ok_or("no steps")?;
-    assert_eq!(steps.len(), 3);
+    assert_eq!(steps.len(), 4);
     let expected = [
         ("load", analysis(&[])?),
         ("batch", analysis(&["--batch", BATCH])?),
         ("chip", analysis(&["--batch", BATCH, "--hardware", CHIP])?),
+        // The preset's own config.json, uploaded: the preset's numbers.
+        ("upload", analysis(&["--batch", BATCH, "--hardware", CHIP])?),
     ];
     for (i, (step, (name, doc))) in steps.iter().zip(&expected).enumerate() {
         assert_eq!(step["name"].as_str(), Some(*name));
@@ -231,7 +235,11 @@ fn the_page_shows_the_clis_numbers_as_the_settings_change() -> Result<()> {
     assert_ne!(steps[0]["rows"], steps[1]["rows"]);
     assert_ne!(steps[1]["rows"], steps[2]["rows"]);
     assert_ne!(steps[1]["points"], steps[2]["points"]);
-    assert_eq!(report["analyze_requests_after_click"].as_u64(), Some(3));
+    assert_eq!(
+        report["analyze_requests_after_click"].as_u64(),
+        Some(3),
+        "a click analysed"
+    );
     // The address holds the settings, and a fresh page at it restores them.
     let url = steps[2]["url"].as_str().ok_or("no url")?;
     assert!(

@@ -1,6 +1,7 @@
 // Drives the page of `roofline ui` in headless Chromium and writes what it shows as JSON:
-//   node page.mjs URL OUT.json SHOT.png BATCH CHIP
-// loads the page, sets the batch to BATCH, then the chip to CHIP, and after each step records
+//   node page.mjs URL OUT.json SHOT.png BATCH CHIP CONFIG.json
+// loads the page, sets the batch to BATCH, then the chip to CHIP, then uploads CONFIG.json as
+// the model, and after each step records
 // the operator table (each cell's data-value), the plot's points (their SVG positions) and
 // its axis ticks, the address, and the requests the page made; then clicks the first point for
 // its derivation and takes a screenshot. The Rust test (ui_browser.rs) compares all of it with
@@ -8,9 +9,9 @@
 import { chromium } from 'playwright-core';
 import { writeFileSync } from 'node:fs';
 
-const [url, outPath, shotPath, batch, chip] = process.argv.slice(2);
-if (!chip) {
-  console.error('usage: node page.mjs URL OUT.json SHOT.png BATCH CHIP');
+const [url, outPath, shotPath, batch, chip, config] = process.argv.slice(2);
+if (!config) {
+  console.error('usage: node page.mjs URL OUT.json SHOT.png BATCH CHIP CONFIG.json');
   process.exit(2);
 }
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -106,6 +107,11 @@ try {
   await page.locator('#explain').evaluate((e) => e.scrollTo(0, 0));
   result.before_screenshot = { batch: await page.inputValue('#batch'), url: page.url() };
   await page.screenshot({ path: shotPath, fullPage: true });
+
+  // A config.json chosen in the page: read there, sent inline.
+  await page.setInputFiles('#upload', config);
+  await settled(4);
+  await snapshot('upload');
 } catch (e) {
   result.failure = String(e.stack || e);
   process.exitCode = 1;
