@@ -11,6 +11,7 @@ mod args;
 mod commands;
 mod error;
 mod output;
+mod ui;
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -17,6 +17,7 @@ mod report;
 mod serve_sim;
 mod sweep;
 mod train;
+mod ui;
 mod values;
 
 pub use analyze::AnalyzeArgs;
@@ -35,6 +36,7 @@ pub use report::ReportArgs;
 pub use serve_sim::ServeSimArgs;
 pub use sweep::SweepArgs;
 pub use train::{TrainArgs, TrainLayoutArgs};
+pub use ui::UiArgs;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
@@ -99,6 +101,10 @@ pub enum Command {
     /// Import a profile (`ncu --csv`, a PyTorch profiler trace) or an empirical roof (mixbench,
     /// ERT): every kernel on the roofline, ranked by the time it loses against its roof.
     Import(ImportArgs),
+    /// A local page over `analyze`: choose the model, chip, stage, batch, precisions, fusion and
+    /// layout, and see the roofline plot, the operators, the totals, the memory and any
+    /// operator's derivation; every number is the CLI's, from a JSON API (`/openapi.json`).
+    Ui(UiArgs),
 }
 
 /// Parses the command line. Every option that takes a value also takes a negative number as

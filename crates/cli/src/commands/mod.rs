@@ -19,6 +19,7 @@ mod sweep;
 mod sweep_pareto;
 mod train;
 mod train_plan;
+mod ui;
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;
@@ -55,5 +56,6 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Sweep(a) => sweep::run(&a, out),
         Command::Train(a) => train::run(&a, out),
         Command::Import(a) => import::run(&a, out),
+        Command::Ui(a) => ui::run(&a),
     }
 }
