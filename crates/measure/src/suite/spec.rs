@@ -235,7 +235,7 @@ impl Spec {
                 Compute::Vector,
                 0.0,
             )],
-            Spec::Softmax { rows, cols } => vec![launch(
+            Spec::Softmax { rows, cols } => vec![in_row_passes(launch(
                 "softmax",
                 Softmax {
                     rows: wide(rows),
@@ -246,7 +246,7 @@ impl Spec {
                 .cost(),
                 Compute::Vector,
                 (rows * cols) as f64,
-            )],
+            ))],
             Spec::AttentionMaterialised(a) => materialised_attention_launches(a),
             Spec::AttentionFlash(a) => vec![flash_attention_launch(a)],
             Spec::ChainSeparate(c) => chain_launches(c, false)?,
@@ -269,7 +269,15 @@ fn launch(name: &str, cost: Cost, compute: Compute, exps: f64) -> Launch {
         compute,
         working_set: cost.bytes(),
         exps,
+        exp_pass: false,
     }
+}
+
+/// `l` as a kernel whose e^x run in a pass of their own over each row already loaded (the
+/// suite's softmax: max, then exp and sum, then scale; [`Launch::exp_pass`]).
+fn in_row_passes(mut l: Launch) -> Launch {
+    l.exp_pass = true;
+    l
 }
 
 /// The visible scores of causal attention over `s` keys, `h` heads: query i sees keys 0..=i.
@@ -295,7 +303,8 @@ fn materialised_attention_launches(a: AttentionShape) -> Vec<Launch> {
     };
     vec![
         launch("qk_matmul", bmm(s, s, d).cost(), Compute::Matrix(p), 0.0),
-        launch(
+        // The same three-pass softmax as the suite's own.
+        in_row_passes(launch(
             "softmax",
             Softmax {
                 rows: h * s,
@@ -307,7 +316,7 @@ fn materialised_attention_launches(a: AttentionShape) -> Vec<Launch> {
             Compute::Vector,
             // The masked scores are written as 0, not exponentiated.
             causal_scores(h, s),
-        ),
+        )),
         launch("sv_matmul", bmm(s, d, s).cost(), Compute::Matrix(p), 0.0),
     ]
 }
@@ -349,6 +358,7 @@ fn flash_attention_launch(a: AttentionShape) -> Launch {
         compute: Compute::Matrix(p),
         working_set: Bytes(f32_bytes(4 * a.qkv_len())),
         exps: causal_scores(h, s) + corrections as f64,
+        exp_pass: false,
     }
 }
 
