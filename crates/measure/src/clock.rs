@@ -73,10 +73,11 @@ pub fn estimate(timings: &[ChainTiming], nominal: Option<&(f64, String)>) -> Clo
     let list = figures
         .iter()
         .map(|(c, h)| {
+            let cycles = c.latency_cycles();
             format!(
-                "{} chain ({} cycles each) {}",
+                "{} chain ({cycles} cycle{} each) {}",
                 c.instruction(),
-                c.latency_cycles(),
+                if cycles == 1.0 { "" } else { "s" },
                 ghz(*h)
             )
         })
