@@ -149,7 +149,7 @@ pub fn measure_cpu(
             ));
         }
         progress.step(&format!("clock, {t} threads"));
-        let estimate = measure_clock(d, clock_reps, host.nominal_hz.as_ref());
+        let estimate = measure_clock(d, clock_reps, None);
         let clock = estimate.hz;
         // With one thread, the one-thread peaks are the all-threads peaks.
         for &k in compute.iter().filter(|_| t > 1) {
