@@ -268,21 +268,31 @@ impl Measurement {
             }
         }
         for l in &self.levels {
-            let pts: Vec<&BandwidthPoint> = self
-                .sweep
-                .iter()
-                .filter(|p| p.working_set >= l.window.0 && p.working_set <= l.window.1)
-                .collect();
-            let unstable = pts.iter().filter(|p| !p.bandwidth.stable).count();
-            if 2 * unstable > pts.len() {
+            let (unstable, all) = self.level_stability(l);
+            if 2 * unstable > all {
                 out.push(format!(
-                    "{}: {unstable} of its {} sweep points did not settle",
-                    l.name,
-                    pts.len()
+                    "{}: {unstable} of its {all} sweep points did not settle",
+                    l.name
                 ));
             }
         }
         out
+    }
+
+    /// Sweep points in `l`'s window that did not settle, and all of them.
+    fn level_stability(&self, l: &MeasuredLevel) -> (usize, usize) {
+        let pts: Vec<&BandwidthPoint> = self
+            .sweep
+            .iter()
+            .filter(|p| p.working_set >= l.window.0 && p.working_set <= l.window.1)
+            .collect();
+        (pts.iter().filter(|p| !p.bandwidth.stable).count(), pts.len())
+    }
+
+    /// Whether more than half of `l`'s window's sweep points did not settle.
+    fn level_unsettled(&self, l: &MeasuredLevel) -> bool {
+        let (unstable, all) = self.level_stability(l);
+        2 * unstable > all
     }
 
     /// The level of `kind`, if placed.
@@ -361,8 +371,12 @@ impl Measurement {
                 bandwidth: Some(Cited::new(
                     BytesPerSec(read),
                     format!(
-                        "{by}: read kernel, {} threads, median of {} working sets from {} to {} bytes",
-                        self.threads, l.points, l.window.0, l.window.1
+                        "{by}: read kernel, {} threads, median of {} working sets from {} to {} bytes{}",
+                        self.threads,
+                        l.points,
+                        l.window.0,
+                        l.window.1,
+                        if self.level_unsettled(l) { "; did not settle" } else { "" }
                     ),
                 )),
                 capacity: match (l.capacity, l.effective_capacity) {
@@ -536,8 +550,10 @@ mod tests {
         assert_eq!(u.len(), 2, "{u:?}");
         assert!(u[0].starts_with("fp32 peak (k, 2 threads)"), "{u:?}");
         assert_eq!(u[1], "L1d: 2 of its 3 sweep points did not settle");
-        // The chip file's source says so.
+        // The chip file's sources say so, for the peak and the level.
         let d = m.to_device("host", "Host");
+        let l1 = d.memory.iter().find(|l| l.name == "L1d").and_then(|l| l.bandwidth.clone());
+        assert!(l1.is_some_and(|b| b.source.ends_with("did not settle")));
         let src = &d
             .peaks
             .iter()

@@ -548,6 +548,30 @@ pub fn diagnose(row: &SuiteKernelCheck) -> Option<String> {
             rate(main.bandwidth.get(), "B/s"),
             pct(row.achieved_bandwidth.get() / main.bandwidth.get()),
         ),
+        (Bound::Memory, false)
+            if row.achieved_bandwidth.get() <= main.bandwidth.get() && main.exp_time.get() > 0.0 =>
+        {
+            format!(
+                "memory-bound on {}: moves {} of its {} ({}), faster than predicted: its e^x overlap its memory traffic more than the prediction ({}) assumes",
+                row.level,
+                rate(row.achieved_bandwidth.get(), "B/s"),
+                rate(main.bandwidth.get(), "B/s"),
+                pct(row.achieved_bandwidth.get() / main.bandwidth.get()),
+                if row.launches.iter().any(|l| l.exps > 0.0 && main.exp_time < main.hier.time) {
+                    "the memory time plus the e^x pass"
+                } else {
+                    "the larger of the two"
+                },
+            )
+        }
+        (Bound::Memory, false) if row.achieved_bandwidth.get() <= main.bandwidth.get() => format!(
+            "memory-bound on {}: moves {} of its {} ({}), faster than predicted: the per-launch fork/join ({}) was measured higher than this kernel paid",
+            row.level,
+            rate(row.achieved_bandwidth.get(), "B/s"),
+            rate(main.bandwidth.get(), "B/s"),
+            pct(row.achieved_bandwidth.get() / main.bandwidth.get()),
+            rate(main.launch.get(), "s"),
+        ),
         (Bound::Memory, false) => format!(
             "memory-bound on {}, but moves {}, above the {} it is held against (the level's roof, or the GEMV ceiling for a matrix-unit launch): its access pattern gets more than the kernels that measured it did (more streams in flight, part of the working set in a faster level, or a quieter machine)",
             row.level,

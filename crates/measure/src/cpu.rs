@@ -65,12 +65,17 @@ pub fn measure_cpu(
         Some(t) => t,
         None => available,
     };
-    let mut notes = Vec::new();
     if threads > available {
-        notes.push(format!(
-            "{threads} threads on {available} logical CPUs: oversubscribed, figures are low"
+        // More threads than CPUs: each worker times only its own slices of CPU, not the wait
+        // for them, so the figures would come out far above what the machine does.
+        return Err(MeasureError::usage(
+            format!("`--threads {threads}`: this process may use {available} logical CPUs"),
+            Some(format!(
+                "give at most {available} (one benchmark thread per logical CPU)"
+            )),
         ));
     }
+    let mut notes = Vec::new();
     let cpus: Vec<core_affinity::CoreId> = cores.iter().copied().take(threads).collect();
     let cpu_ids: Vec<usize> = if cpus.len() == threads {
         cpus.iter().map(|c| c.id).collect()

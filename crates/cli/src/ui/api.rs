@@ -2,6 +2,7 @@
 //! its output is the answer, its error (message and hint) a 400 (bad input) or a 500.
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
@@ -107,8 +108,22 @@ pub(super) fn listing(words: &[&str]) -> Response {
     answer(&argv, "application/json", None)
 }
 
+/// A body that could not be read (over the size limit, a broken connection) as a JSON error
+/// with the status axum gives it (413 for a body over the limit).
+fn body_error(e: &BytesRejection) -> Response {
+    error(
+        e.status(),
+        &format!("the request body could not be read: {}", e.body_text()),
+        Some("send the settings as a JSON object of a few hundred bytes (a config.json inline stays under 2 MB)"),
+    )
+}
+
 /// `POST /api/analyze`: the settings as `roofline analyze … --format json`.
-pub(super) async fn analyze(body: Bytes) -> Response {
+pub(super) async fn analyze(body: Result<Bytes, BytesRejection>) -> Response {
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => return body_error(&e),
+    };
     let run = || -> Result<Response, BadRequest> {
         let settings = object(&body)?;
         let (argv, upload) = analyze_argv(&settings, &[], "json")?;
@@ -119,7 +134,11 @@ pub(super) async fn analyze(body: Bytes) -> Response {
 
 /// `POST /api/explain`: the settings and `operator` as `roofline analyze … --explain OPERATOR`,
 /// JSON (the default) or the CLI's text (`"format": "text"`).
-pub(super) async fn explain(body: Bytes) -> Response {
+pub(super) async fn explain(body: Result<Bytes, BytesRejection>) -> Response {
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => return body_error(&e),
+    };
     let run = || -> Result<Response, BadRequest> {
         let settings = object(&body)?;
         let (format, content_type) = match settings.get("format") {

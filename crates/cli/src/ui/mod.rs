@@ -81,6 +81,15 @@ fn router() -> Router {
                 Some("the routes are listed at /openapi.json"),
             )
         })
+        .method_not_allowed_fallback(
+            |method: axum::http::Method, uri: axum::http::Uri| async move {
+                api::error(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    &format!("`{method} {}` is not a route", uri.path()),
+                    Some("the routes and their methods are listed at /openapi.json"),
+                )
+            },
+        )
 }
 
 /// An embedded file, never cached stale: the page and the binary are one version.
