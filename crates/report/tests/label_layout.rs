@@ -61,7 +61,18 @@ fn text_boxes(svg: &str) -> Vec<TextBox> {
         if tag.contains("transform=") {
             continue;
         }
-        let text = unescape(inner.trim());
+        // The text without its `<tspan>` tags.
+        let mut plain = String::new();
+        let mut in_tag = false;
+        for c in inner.trim().chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' => in_tag = false,
+                c if !in_tag => plain.push(c),
+                _ => {}
+            }
+        }
+        let text = unescape(&plain);
         if text.trim().is_empty() {
             continue;
         }
@@ -377,5 +388,57 @@ fn sweep_plot_of_two_chips_reads() -> Result<(), Box<dyn std::error::Error>> {
         flash_attention: true,
     };
     assert_readable("sweep", &render_sweep_svg(&view)?);
+    Ok(())
+}
+
+/// The stroke colour of every coloured `<polyline>`, and the fills of every `<text>` and
+/// `<tspan>`.
+fn colours(svg: &str) -> (Vec<String>, Vec<String>) {
+    let of = |tag: &str, key: &str| {
+        let mut out: Vec<String> = Vec::new();
+        let mut rest = svg;
+        while let Some(i) = rest.find(tag) {
+            let end = rest[i..].find('>').map_or(rest.len(), |e| i + e + 1);
+            let el = &rest[i..end];
+            rest = &rest[end..];
+            if let Some(c) = attr(el, key) {
+                let c = c.to_ascii_uppercase();
+                if !grey(&c) && !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        out
+    };
+    let mut fills = of("<text", "fill");
+    fills.extend(of("<tspan", "fill"));
+    (of("<polyline", "stroke"), fills)
+}
+
+#[test]
+fn identical_roofs_of_two_chips_both_show_each_labelled_in_its_colour(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut twin = a6000();
+    twin.id = "a6000-twin".into();
+    twin.name = "A6000 twin".into();
+    let one = render_svg(&RooflineChart::for_devices(&[a6000()], &[Precision::Bf16])?)?;
+    let two = render_svg(&RooflineChart::for_devices(
+        &[a6000(), twin],
+        &[Precision::Bf16],
+    )?)?;
+    let (s1, _) = colours(&one);
+    let (s2, f2) = colours(&two);
+    // The second chip's roofs, on top of the first's, are drawn in a colour of their own and
+    // broken into dashes (more polylines than the one chip's solid roofs), so both show.
+    assert_eq!(s1.len(), 1, "{s1:?}");
+    assert_eq!(s2.len(), 2, "{s2:?}");
+    let polylines = |svg: &str| svg.matches("<polyline").count();
+    assert!(polylines(&two) > 2 * polylines(&one) + 10);
+    // Each chip's colour names something: its labels.
+    for c in &s2 {
+        assert!(f2.contains(c), "no text in {c}: {f2:?}");
+    }
+    assert!(two.contains("●</tspan>"));
+    assert_readable("hardware compare (twins)", &two);
     Ok(())
 }

@@ -194,11 +194,17 @@ fn draw_roofs(
             continue;
         }
         let xa = x0.max(y0 / w);
-        ch.draw_series(LineSeries::new(
-            vec![(xa, xa * w), (top / w, top)],
-            color.stroke_width(3),
-        ))
-        .map_err(pe)?;
+        // A roof an earlier chip has too is drawn dashed over that chip's solid one.
+        let earlier = &chart.chips[..ci];
+        let same = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs();
+        let memory = vec![(xa, xa * w), (top / w, top)];
+        if earlier.iter().any(|o| same(o.bandwidth, w)) {
+            ch.draw_series(DashedLineSeries::new(memory, 10, 7, color.stroke_width(3)))
+                .map_err(pe)?;
+        } else {
+            ch.draw_series(LineSeries::new(memory, color.stroke_width(3)))
+                .map_err(pe)?;
+        }
         for r in &c.roofs {
             let ridge = r.peak / w;
             let style = if r.emphasis {
@@ -206,8 +212,16 @@ fn draw_roofs(
             } else {
                 color.mix(0.45).stroke_width(1)
             };
-            ch.draw_series(LineSeries::new(vec![(ridge, r.peak), (x1, r.peak)], style))
-                .map_err(pe)?;
+            let line = vec![(ridge, r.peak), (x1, r.peak)];
+            if earlier
+                .iter()
+                .any(|o| o.roofs.iter().any(|q| same(q.peak, r.peak)))
+            {
+                ch.draw_series(DashedLineSeries::new(line, 10, 7, style))
+                    .map_err(pe)?;
+            } else {
+                ch.draw_series(LineSeries::new(line, style)).map_err(pe)?;
+            }
             ch.draw_series(std::iter::once(Circle::new(
                 (ridge, r.peak),
                 4,
@@ -439,7 +453,8 @@ fn roof_obstacles(
 
 /// Roof labels above each distinct roof at its right end, moved left along the roof (then
 /// under it) while they would overlap something; a roof several chips share is labelled
-/// once, in black; with several chips each label takes its chip's colour.
+/// once, in black, with a dot in each of its chips' colours; with several chips each other
+/// label takes its chip's colour.
 fn write_roof_labels(
     layer: &mut String,
     placer: &mut Placer,
@@ -469,15 +484,42 @@ fn write_roof_labels(
         } else {
             "#555555"
         };
-        let text = format!("{} {}", r.label, r.value);
+        let value = format!("{} {}", r.label, r.value);
+        // A roof several chips share is labelled once, followed by a dot in each chip's colour.
+        let mut chips: Vec<&str> = Vec::new();
+        if shared {
+            for o in &same {
+                if !chips.contains(&o.color.as_str()) {
+                    chips.push(&o.color);
+                }
+            }
+        }
+        let text = if chips.is_empty() {
+            value.clone()
+        } else {
+            format!("{value}{}", " ●".repeat(chips.len()))
+        };
         let Some((x, base, rect)) =
             roof_label_spot(placer, plot, r.y, text_width(&text, 13.0), start)
         else {
-            placer.dropped.push(text);
+            placer.dropped.push(value);
             continue;
         };
         placer.taken.push(rect);
-        text_el(layer, "roof-label", x, base, 13.0, color, &text);
+        if chips.is_empty() {
+            text_el(layer, "roof-label", x, base, 13.0, color, &text);
+        } else {
+            let dots: String = chips
+                .iter()
+                .map(|c| format!(r#" <tspan fill="{c}">●</tspan>"#))
+                .collect();
+            let _ = writeln!(
+                layer,
+                r#"<text class="roof-label" x="{x:.1}" y="{base:.1}" font-family="{}" font-size="13" fill="{color}" text-anchor="start">{}{dots}</text>"#,
+                super::FONT,
+                xml_escape(&value),
+            );
+        }
     }
 }
 
