@@ -387,7 +387,36 @@ fn sweep_plot_of_two_chips_reads() -> Result<(), Box<dyn std::error::Error>> {
         sweep: &s,
         flash_attention: true,
     };
-    assert_readable("sweep", &render_sweep_svg(&view)?);
+    let svg = render_sweep_svg(&view)?;
+    assert_readable("sweep", &svg);
+    let texts: Vec<String> = text_boxes(&svg).into_iter().map(|b| b.text).collect();
+    // One intensity panel per chip, each with its own ridges (bf16 matrix peak / bandwidth:
+    // 154.8 TFLOP/s / 768 GB/s = 201.6, 989.5 / 3.35 TB/s = 295.4 FLOP/byte).
+    assert_eq!(
+        texts
+            .iter()
+            .filter(|t| t.starts_with("operator intensity, "))
+            .count(),
+        2,
+        "{texts:?}"
+    );
+    assert!(texts.iter().any(|t| t.starts_with("ridge 201.6")));
+    assert!(texts.iter().any(|t| t.starts_with("ridge 295.4")));
+    // In decode the four attention projections are d × d GEMMs over the same rows: one curve,
+    // one legend entry naming them all.
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("q_proj, k_proj, v_proj, o_proj")),
+        "{texts:?}"
+    );
+    // Every decade the batch axes span (1 to 512) is labelled, on all three panels.
+    for d in ["1", "10", "100"] {
+        assert!(
+            texts.iter().filter(|t| *t == d).count() >= 3,
+            "{d}: {texts:?}"
+        );
+    }
     Ok(())
 }
 

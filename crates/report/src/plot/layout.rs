@@ -258,7 +258,7 @@ pub(super) fn stage_list(series: &[Series]) -> String {
 }
 
 /// Text lines of at most `width` characters, breaking after `, `.
-pub(super) fn wrap(names: &[String], width: usize) -> Vec<String> {
+pub(crate) fn wrap(names: &[String], width: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut cur = String::new();
     for (i, n) in names.iter().enumerate() {
