@@ -471,3 +471,44 @@ fn identical_roofs_of_two_chips_both_show_each_labelled_in_its_colour(
     assert_readable("hardware compare (twins)", &two);
     Ok(())
 }
+
+#[test]
+fn analyze_plot_of_a_parallel_step_with_its_communication_panel_reads(
+) -> Result<(), Box<dyn std::error::Error>> {
+    use roofline_core::cited::Cited;
+    use roofline_core::comm::{Fabric, LinkTier, System};
+    use roofline_core::parallel::{analyze_parallel, Layout};
+    use roofline_core::units::{BytesPerSec, Seconds};
+    let fabric = Fabric {
+        scale_up: Some(LinkTier::new(
+            "NVLink",
+            Cited::new(BytesPerSec(450e9), "test"),
+            Cited::new(Seconds(1e-6), "test"),
+        )),
+        ..Fabric::default()
+    };
+    let system = System::new("test-8", "8 × H100 SXM", h100_sxm(), 8, 1, fabric)?;
+    let m = llama2_7b();
+    let stages = [Stage::Prefill, Stage::Decode]
+        .into_iter()
+        .map(|stage| {
+            let w = Workload::new(stage, 8, 2048, 2048)
+                .with_precisions(Precisions::uniform(Precision::Bf16));
+            let layout = Layout {
+                tp: 8,
+                ..Layout::default()
+            };
+            analyze_parallel(
+                &m,
+                &w,
+                &system,
+                layout,
+                roofline_core::memory::Reserve::DEFAULT,
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let chart = RooflineChart::for_parallel(&m, &system, &stages)?;
+    assert!(chart.comm.is_some());
+    assert_readable("analyze --tp 8", &render_svg(&chart)?);
+    Ok(())
+}
