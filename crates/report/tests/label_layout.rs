@@ -512,3 +512,32 @@ fn analyze_plot_of_a_parallel_step_with_its_communication_panel_reads(
     assert_readable("analyze --tp 8", &render_svg(&chart)?);
     Ok(())
 }
+
+#[test]
+fn pareto_plot_of_many_layouts_reads() -> Result<(), Box<dyn std::error::Error>> {
+    use roofline_report::plot::pareto::{render_pareto_svg, ParetoChart, ParetoDot};
+    let series: Vec<String> = (0..8)
+        .map(|k| format!("TP {} × PP {}", 1 << (k % 4), 1 + k / 4))
+        .collect();
+    let dots = (0..8)
+        .flat_map(|s| {
+            (0..10).map(move |b| ParetoDot {
+                tpot: 0.01 * (1.0 + 0.3 * b as f64) * (1.0 + 0.01 * s as f64),
+                tokens_per_s_per_device: 100.0 * (1.0 + b as f64) * (1.0 + 0.01 * s as f64),
+                series: s,
+                front: b % 3 == 0,
+                fits: b < 8,
+                batch: 1 << b,
+            })
+        })
+        .collect();
+    let chart = ParetoChart {
+        title: "Pareto".into(),
+        subtitle: "crowded".into(),
+        series,
+        dots,
+        slo_tpot: Some(0.02),
+    };
+    assert_readable("pareto", &render_pareto_svg(&chart)?);
+    Ok(())
+}
