@@ -487,6 +487,36 @@ fn hardware_compare_plot_overlays_every_chip() -> Result<(), Box<dyn std::error:
     Ok(())
 }
 
+#[test]
+fn plots_draw_the_roofs_in_use_unless_all_roofs() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let draw = |name: &str, extra: &[&str]| -> Result<String, Box<dyn std::error::Error>> {
+        let p = dir.path().join(name);
+        roofline()
+            .args([
+                "hardware",
+                "compare",
+                "a6000",
+                "h100-sxm",
+                "--precision",
+                "bf16",
+            ])
+            .args(extra)
+            .arg("--plot")
+            .arg(&p)
+            .assert()
+            .success();
+        Ok(std::fs::read_to_string(&p)?)
+    };
+    // bf16 only: the H100 SXM's 989.5 TFLOP/s, not its fp8/int8 (1979) nor its fp64/fp32 (67).
+    let used = draw("used.svg", &[])?;
+    assert!(used.contains("bf16/fp16 989.5 TFLOP/s"));
+    assert!(!used.contains("fp8/int8 1.98 PFLOP/s") && !used.contains("fp64/fp32 67.0 TFLOP/s"));
+    let all = draw("all.svg", &["--all-roofs"])?;
+    assert!(all.contains("fp8/int8 1.98 PFLOP/s") && all.contains("fp64/fp32 67.0 TFLOP/s"));
+    Ok(())
+}
+
 /// Headless Chromium, if installed (Debian's `chromium`; `.ci/run` installs it).
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;

@@ -11,6 +11,7 @@
 //! [`crate::plot`]'s chart has one memory roof per chip and no dotted roofs, hence this module.
 
 use crate::plot::frame::Frame;
+use crate::plot::layout::{beside_line, place_block, place_text, Placer, Rect};
 use crate::plot::{pe, svg_to_png, xml_escape, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
 use crate::units::{human, human_bytes_per_s, human_flops_per_s};
 use plotters::prelude::*;
@@ -222,9 +223,16 @@ pub fn render_svg(chart: &HierChart) -> Result<String, PlotError> {
             Ok(())
         };
 
+        let (px, py) = ch.plotting_area().get_pixel_range();
+        let mut placer = Placer::within(&Rect::of_pixels(px, py));
+        let pixel = |ch: &ChartContext<'_, _, _>, x: f64, y: f64| {
+            let (a, b): (i32, i32) = ch.backend_coord(&(x, y));
+            (f64::from(a), f64::from(b))
+        };
         // Memory roofs: from the left edge (or the bottom) up to the highest measured peak.
-        let mut label_spots: Vec<(f64, f64, String, RGBColor, bool, f64)> = Vec::new();
-        for (i, r) in chart.memory.iter().enumerate() {
+        type Spot = (f64, f64, &'static str);
+        let mut label_spots: Vec<(Vec<Spot>, String, RGBColor, bool)> = Vec::new();
+        for r in &chart.memory {
             let (cr, cg, cb) = r.color;
             let color = RGBColor(cr, cg, cb);
             let xa = x0.max(y0 / r.value);
@@ -235,18 +243,14 @@ pub fn render_svg(chart: &HierChart) -> Result<String, PlotError> {
                 color,
                 r.theoretical,
             )?;
-            // Label on the line: measured near the left end, theoretical further right.
-            let xl = if r.theoretical { xa * 30.0 } else { xa * 1.6 }
-                .min(xb / 2.0)
-                .max(xa);
-            let (px, py) = ch.backend_coord(&(xl, xl * r.value));
+            // Label beside the line, from its lower end.
+            let (a, b) = (pixel(&ch, xa, xa * r.value), pixel(&ch, xb, xb * r.value));
+            placer.segments.push((a, b));
             label_spots.push((
-                f64::from(px) + 6.0,
-                f64::from(py) + if r.theoretical { 16.0 } else { -8.0 },
+                beside_line(a, b, 13.0, true),
                 r.label.clone(),
                 color,
                 r.theoretical,
-                i as f64,
             ));
         }
         // Compute roofs: from the fastest measured memory roof to the right edge.
@@ -264,28 +268,32 @@ pub fn render_svg(chart: &HierChart) -> Result<String, PlotError> {
                 color,
                 r.theoretical,
             )?;
-            let (px, py) = ch.backend_coord(&(x1, r.value));
+            let (a, b) = (pixel(&ch, xa, r.value), pixel(&ch, x1, r.value));
+            placer.segments.push((a, b));
             label_spots.push((
-                f64::from(px) - 6.0,
-                f64::from(py) + if r.theoretical { -6.0 } else { 15.0 },
+                beside_line(a, b, 13.0, false),
                 r.label.clone(),
                 color,
                 r.theoretical,
-                -1.0,
             ));
         }
-        // Labels as plain SVG text with a white halo (readable across the lines), anchored at
-        // the end for compute roofs, nudged apart when two land on one another.
-        let mut placed: Vec<(f64, f64)> = Vec::new();
-        for (x, mut y, text, color, theoretical, kind) in label_spots {
-            while placed
-                .iter()
-                .any(|(px, py)| (py - y).abs() < 13.0 && (px - x).abs() < 200.0)
-            {
-                y += if kind < 0.0 { -13.0 } else { 13.0 };
-            }
-            placed.push((x, y));
-            let anchor = if kind < 0.0 { "end" } else { "start" };
+        // Labels as plain SVG text with a white halo, each at the first spot beside its line
+        // clear of the other labels and lines; those with none are listed in a note.
+        let mut unlabelled: Vec<String> = Vec::new();
+        for (spots, text, color, theoretical) in label_spots {
+            // The whole label, else its name alone (the value then in the note).
+            let short = short_label(&text);
+            let found = place_text(&mut placer, &text, 13.0, &spots).map(|p| (p, text.clone()));
+            let found = found.or_else(|| {
+                unlabelled.push(text.clone());
+                (short != text)
+                    .then(|| place_text(&mut placer, &short, 13.0, &spots))
+                    .flatten()
+                    .map(|p| (p, short.clone()))
+            });
+            let Some(((x, y, anchor), text)) = found else {
+                continue;
+            };
             let _ = writeln!(
                 labels,
                 r#"<text class="roof-label" data-theoretical="{theoretical}" x="{x:.1}" y="{y:.1}" font-family="{FONT}" font-size="13" fill="rgb({},{},{})" stroke="white" stroke-width="3" paint-order="stroke" text-anchor="{anchor}"{}>{}</text>"#,
@@ -300,6 +308,19 @@ pub fn render_svg(chart: &HierChart) -> Result<String, PlotError> {
                 xml_escape(&text)
             );
         }
+        if !unlabelled.is_empty() {
+            let mut lines = vec!["no room beside the line for:".to_string()];
+            lines.extend(unlabelled);
+            let (x, y) = place_block(&mut placer, &lines, 12.0);
+            for (i, l) in lines.iter().enumerate() {
+                let _ = writeln!(
+                    labels,
+                    r##"<text class="roof-note" x="{x:.1}" y="{:.1}" font-family="{FONT}" font-size="12" fill="#444444">{}</text>"##,
+                    y + 16.0 * i as f64,
+                    xml_escape(l)
+                );
+            }
+        }
         root.present().map_err(pe)?;
     }
     match svg.rfind("</svg>") {
@@ -307,6 +328,15 @@ pub fn render_svg(chart: &HierChart) -> Result<String, PlotError> {
         None => return Err(PlotError("plotters wrote no closing </svg>".into())),
     }
     Ok(svg)
+}
+
+/// A roof's label without its value: `L2 theoretical` of `L2 theoretical 448.0 GB/s`.
+pub(crate) fn short_label(label: &str) -> String {
+    label
+        .split(' ')
+        .take_while(|w| !w.starts_with(|c: char| c.is_ascii_digit()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The chart's bytes in `format`: SVG text or PNG.
@@ -413,8 +443,19 @@ mod tests {
     fn svg_labels_every_roof_and_png_renders() -> Result<(), Box<dyn std::error::Error>> {
         let c = HierChart::from_measurement(&measurement());
         let svg = render_svg(&c)?;
-        assert_eq!(svg.matches(r#"class="roof-label""#).count(), 11);
-        assert_eq!(svg.matches(r#"data-theoretical="true""#).count(), 5);
+        // Each of the 11 roofs is named beside its line, in full or by name alone (then in full
+        // in the note), or in the note only.
+        let rows = c.memory.iter().chain(&c.compute);
+        for r in rows {
+            let full = svg.contains(&format!(">{}</text>", xml_escape(&r.label)));
+            assert!(full, "{} neither beside its line nor in the note", r.label);
+        }
+        let beside = svg.matches(r#"class="roof-label""#).count();
+        let noted = svg
+            .matches(r#"class="roof-note""#)
+            .count()
+            .saturating_sub(1);
+        assert!(beside + noted >= 11, "{beside} + {noted}");
         assert!(svg.contains("L1d 380.0 GB/s"));
         assert!(svg.contains("DRAM 40.0 GB/s"));
         assert!(svg.contains("fp32 224.0 GFLOP/s"));

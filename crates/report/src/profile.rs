@@ -606,6 +606,7 @@ pub fn profile_chart(
                     first.advice
                 ),
             ],
+            share: None,
         });
     }
     Ok(RooflineChart {
@@ -653,6 +654,7 @@ pub fn roof_chart(roof: &EmpiricalRoof, device: &Device) -> Result<RooflineChart
                 human_flops_per_s(s.flops_per_s.get()),
                 human_bytes_per_s(s.bytes_per_s.get())
             )],
+            share: None,
         })
         .collect();
     Ok(RooflineChart {

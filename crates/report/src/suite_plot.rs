@@ -8,8 +8,9 @@
 //! memory roofs up to the compute roof, the compute roof from the fastest memory roof to the
 //! right edge); that module's chart has no points, hence this one.
 
-use crate::hier_plot::{level_color, HierRoof};
+use crate::hier_plot::{level_color, short_label, HierRoof};
 use crate::plot::frame::Frame;
+use crate::plot::layout::{beside_line, place_text, text_width, wrap_text, Placer, Rect, AROUND};
 use crate::plot::{pe, svg_to_png, xml_escape, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
 use crate::units::{human_bytes_per_s, human_flops_per_s};
 use plotters::prelude::*;
@@ -183,11 +184,10 @@ impl SuiteChart {
 
 /// A roof's label, placed on the line.
 struct Label {
-    x: f64,
-    y: f64,
+    /// Where it may go: anchor point, baseline, `text-anchor`, in order of preference.
+    spots: Vec<(f64, f64, &'static str)>,
     text: String,
     color: (u8, u8, u8),
-    anchor: &'static str,
 }
 
 /// The chart as an SVG document (`WIDTH + LEGEND_WIDTH × HEIGHT` pixels). Each kernel's
@@ -219,6 +219,12 @@ pub fn render_svg(chart: &SuiteChart) -> Result<String, PlotError> {
         let top_peak = if top_peak > 0.0 { top_peak } else { y1 / 3.0 };
         let fastest = chart.memory.iter().map(|r| r.value).fold(0.0, f64::max);
         let mut labels: Vec<Label> = Vec::new();
+        let (px, py) = ch.plotting_area().get_pixel_range();
+        let mut placer = Placer::within(&Rect::of_pixels(px, py));
+        let pixel = |ch: &ChartContext<'_, _, _>, x: f64, y: f64| {
+            let (a, b): (i32, i32) = ch.backend_coord(&(x, y));
+            (f64::from(a), f64::from(b))
+        };
         for r in &chart.memory {
             let color = RGBColor(r.color.0, r.color.1, r.color.2);
             let xa = x0.max(y0 / r.value);
@@ -228,14 +234,12 @@ pub fn render_svg(chart: &SuiteChart) -> Result<String, PlotError> {
                 color.stroke_width(2),
             ))
             .map_err(pe)?;
-            let xl = (xa * 1.6).min(xb / 2.0).max(xa);
-            let (px, py) = ch.backend_coord(&(xl, xl * r.value));
+            let (a, b) = (pixel(&ch, xa, xa * r.value), pixel(&ch, xb, xb * r.value));
+            placer.segments.push((a, b));
             labels.push(Label {
-                x: f64::from(px) + 6.0,
-                y: f64::from(py) - 8.0,
+                spots: beside_line(a, b, 13.0, true),
                 text: r.label.clone(),
                 color: r.color,
-                anchor: "start",
             });
         }
         // Where a compute roof at `value` meets the fastest memory roof (its left end).
@@ -254,13 +258,12 @@ pub fn render_svg(chart: &SuiteChart) -> Result<String, PlotError> {
                 color.stroke_width(2),
             ))
             .map_err(pe)?;
-            let (px, py) = ch.backend_coord(&(x1, r.value));
+            let (a, b) = (pixel(&ch, xa, r.value), pixel(&ch, x1, r.value));
+            placer.segments.push((a, b));
             labels.push(Label {
-                x: f64::from(px) - 6.0,
-                y: f64::from(py) - 8.0,
+                spots: beside_line(a, b, 13.0, false),
                 text: r.label.clone(),
                 color: r.color,
-                anchor: "end",
             });
         }
         if let Some(r) = &chart.ceiling {
@@ -273,18 +276,27 @@ pub fn render_svg(chart: &SuiteChart) -> Result<String, PlotError> {
                 color.stroke_width(2),
             ))
             .map_err(pe)?;
-            // Below the line, from its left end: the peak's label sits above the line's right end.
-            let (px, py) = ch.backend_coord(&(xa, r.value));
+            // From its left end: the peak's label sits at the line's right end.
+            let (a, b) = (pixel(&ch, xa, r.value), pixel(&ch, x1, r.value));
+            placer.segments.push((a, b));
             labels.push(Label {
-                x: f64::from(px) + 6.0,
-                y: f64::from(py) + 18.0,
+                spots: beside_line(a, b, 13.0, true),
                 text: r.label.clone(),
                 color: r.color,
-                anchor: "start",
             });
         }
         // Kernels: a joining line, the predicted point hollow, the measured point filled, the
         // number beside the measured point. Written as plain SVG so tests can find them.
+        for p in &chart.points {
+            let (m, q) = (
+                pixel(&ch, p.intensity, p.measured),
+                pixel(&ch, p.intensity, p.predicted),
+            );
+            placer.taken.push(Rect::around(m.0, m.1, 6.0));
+            placer.taken.push(Rect::around(q.0, q.1, 6.0));
+            placer.segments.push((m, q));
+        }
+        let mut unnumbered: Vec<String> = Vec::new();
         for p in &chart.points {
             let (mx, my) = ch.backend_coord(&(p.intensity, p.measured));
             let (qx, qy) = ch.backend_coord(&(p.intensity, p.predicted));
@@ -308,30 +320,48 @@ pub fn render_svg(chart: &SuiteChart) -> Result<String, PlotError> {
                 q = human_flops_per_s(p.predicted),
                 e = 100.0 * p.error
             );
-            let _ = writeln!(
-                extra,
-                r#"<text class="kernel-number" x="{}" y="{}" font-family="{FONT}" font-size="11" fill="rgb({r},{g},{b})" stroke="white" stroke-width="3" paint-order="stroke">{}</text>"#,
-                mx + 7,
-                my + 4,
-                p.number
-            );
+            // The number beside the measured point, else further off with a leader line.
+            let (x, y) = (f64::from(mx), f64::from(my));
+            let number = p.number.to_string();
+            let (w, h) = (text_width(&number, 11.0), 13.0);
+            match placer.place((x, y), (w, h), 6.0, &AROUND, &number) {
+                Some((tx, ty, far)) => {
+                    if far {
+                        let (lx, ly) = (x.clamp(tx, tx + w), y.clamp(ty, ty + h));
+                        let _ = writeln!(
+                            extra,
+                            r#"<line class="leader" x1="{x:.1}" y1="{y:.1}" x2="{lx:.1}" y2="{ly:.1}" stroke="rgb({r},{g},{b})" stroke-width="0.8" stroke-opacity="0.7"/>"#
+                        );
+                    }
+                    let _ = writeln!(
+                        extra,
+                        r#"<text class="kernel-number" x="{tx:.1}" y="{:.1}" font-family="{FONT}" font-size="11" fill="rgb({r},{g},{b})" stroke="white" stroke-width="3" paint-order="stroke" text-anchor="start">{number}</text>"#,
+                        ty + 11.0
+                    );
+                }
+                None => unnumbered.push(number),
+            }
         }
-        let mut placed: Vec<(f64, f64)> = Vec::new();
+        let mut unlabelled: Vec<String> = Vec::new();
         for Label {
-            x,
-            mut y,
+            spots,
             text,
             color: (r, g, b),
-            anchor,
         } in labels
         {
-            while placed
-                .iter()
-                .any(|(px, py)| (py - y).abs() < 13.0 && (px - x).abs() < 200.0)
-            {
-                y += if anchor == "end" { -13.0 } else { 13.0 };
-            }
-            placed.push((x, y));
+            // The whole label, else its name alone (the value then in the note).
+            let short = short_label(&text);
+            let found = place_text(&mut placer, &text, 13.0, &spots).map(|p| (p, text.clone()));
+            let found = found.or_else(|| {
+                unlabelled.push(text.clone());
+                (short != text)
+                    .then(|| place_text(&mut placer, &short, 13.0, &spots))
+                    .flatten()
+                    .map(|p| (p, short.clone()))
+            });
+            let Some(((x, y, anchor), text)) = found else {
+                continue;
+            };
             let _ = writeln!(
                 extra,
                 r#"<text class="roof-label" x="{x:.1}" y="{y:.1}" font-family="{FONT}" font-size="13" fill="rgb({r},{g},{b})" stroke="white" stroke-width="3" paint-order="stroke" text-anchor="{anchor}">{}</text>"#,
@@ -354,6 +384,24 @@ pub fn render_svg(chart: &SuiteChart) -> Result<String, PlotError> {
                 xml_escape(&p.name),
                 xml_escape(&p.level),
                 100.0 * p.error
+            );
+        }
+        // What found no room on the chart, under the legend.
+        let mut notes: Vec<String> = Vec::new();
+        if !unnumbered.is_empty() {
+            notes.push(format!("not numbered (no room): {}", unnumbered.join(", ")));
+        }
+        if !unlabelled.is_empty() {
+            notes.push("no room beside the line for:".into());
+            notes.extend(unlabelled);
+        }
+        let top = 64 + 18 * chart.points.len() + 10;
+        for (i, n) in notes.iter().flat_map(|n| wrap_text(n, 48)).enumerate() {
+            let _ = writeln!(
+                extra,
+                r##"<text class="legend-note" x="{lx}" y="{}" font-family="{FONT}" font-size="12" fill="#555555">{}</text>"##,
+                top + 18 * i,
+                xml_escape(&n)
             );
         }
         root.present().map_err(pe)?;

@@ -149,6 +149,10 @@ pub struct PlotArgs {
     /// Overwrite output files that already exist.
     #[arg(long)]
     pub force: bool,
+    /// Draw every compute roof of the chip on the roofline plot, not only those of the
+    /// precisions in use.
+    #[arg(long)]
+    pub all_roofs: bool,
 }
 
 /// Storage and compute precisions: `analyze`'s, `generate`'s and `serve-sim`'s.

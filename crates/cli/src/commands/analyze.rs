@@ -71,10 +71,21 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     if let Some(path) = &a.plot.plot {
         match &fusion {
-            Some(f) => {
-                super::plot::plot_analysis_fused(path, a.plot.force, &model, &device, &analyses, f)?
-            }
-            None => super::plot::plot_analysis(path, a.plot.force, &model, &device, &analyses)?,
+            Some(f) => super::plot::plot_analysis_fused(
+                path,
+                (a.plot.force, a.plot.all_roofs),
+                &model,
+                &device,
+                &analyses,
+                f,
+            )?,
+            None => super::plot::plot_analysis(
+                path,
+                (a.plot.force, a.plot.all_roofs),
+                &model,
+                &device,
+                &analyses,
+            )?,
         }
     }
     if let Some(path) = &a.profile {

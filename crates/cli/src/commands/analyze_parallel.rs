@@ -332,7 +332,13 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let (model, system, analyses) = prepare(a)?;
     if let Some(path) = &a.plot.plot {
-        super::plot::plot_parallel(path, a.plot.force, &model, &system, &analyses)?;
+        super::plot::plot_parallel(
+            path,
+            (a.plot.force, a.plot.all_roofs),
+            &model,
+            &system,
+            &analyses,
+        )?;
     }
     let report = ParallelReport {
         model: &model,

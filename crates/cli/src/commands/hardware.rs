@@ -42,7 +42,7 @@ pub fn run(cmd: HardwareCommand, out: &mut dyn Write) -> Result<(), CliError> {
                     &roofline_core::precision::Precision::ALL,
                 )
                 .map_err(roofline_core::analysis::AnalysisError::from)?;
-                super::plot::write_plot(p, plot.force, &chart)?;
+                super::plot::write_plot(p, plot.force, plot.all_roofs, &chart)?;
             }
             match system {
                 Some(s) => write_system_show_sources(&s, format.format.into(), sources, out)?,
@@ -72,7 +72,7 @@ fn compare(a: &crate::args::CompareArgs, out: &mut dyn Write) -> Result<(), CliE
         };
         let chart = roofline_report::plot::RooflineChart::for_devices(&devices, emphasis)
             .map_err(roofline_core::analysis::AnalysisError::from)?;
-        super::plot::write_plot(p, a.plot.force, &chart)?;
+        super::plot::write_plot(p, a.plot.force, a.plot.all_roofs, &chart)?;
     }
     roofline_report::compare::write_compare(&devices, a.format.format.into(), out)?;
     Ok(())

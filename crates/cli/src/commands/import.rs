@@ -52,7 +52,7 @@ pub fn run(a: &ImportArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     ));
                 };
                 let chart = profile_chart(&profile, &placements, d).map_err(AnalysisError::from)?;
-                super::plot::write_plot(path, force, &chart)?;
+                super::plot::write_plot(path, force, a.plot.all_roofs, &chart)?;
             }
             write_profiled(
                 &ProfileReport {
@@ -78,7 +78,7 @@ pub fn run(a: &ImportArgs, out: &mut dyn Write) -> Result<(), CliError> {
             }
             if let Some(path) = &a.plot.plot {
                 let chart = roof_chart(&roof, &device).map_err(AnalysisError::from)?;
-                super::plot::write_plot(path, force, &chart)?;
+                super::plot::write_plot(path, force, a.plot.all_roofs, &chart)?;
             }
             write_roof(&roof, &device, a.format.format.into(), out)?;
         }

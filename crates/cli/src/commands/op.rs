@@ -242,7 +242,7 @@ pub fn run(a: &OpArgs, out: &mut dyn Write) -> Result<(), CliError> {
             .collect();
         let chart = RooflineChart::for_ops(&title, &peaks.join(" · "), &device, &rows, c.precision)
             .map_err(AnalysisError::from)?;
-        super::plot::write_plot(path, c.plot.force, &chart)?;
+        super::plot::write_plot(path, c.plot.force, c.plot.all_roofs, &chart)?;
     }
     if c.explain {
         let ds = kernels

@@ -36,45 +36,55 @@ pub(crate) fn check_plot_path(path: &Path, force: bool) -> Result<PlotFormat, Cl
     Ok(format)
 }
 
-/// Draws `chart` to `path` (SVG or PNG by its extension).
-pub(crate) fn write_plot(path: &Path, force: bool, chart: &RooflineChart) -> Result<(), CliError> {
+/// Draws `chart` to `path` (SVG or PNG by its extension): with the roofs of the precisions in
+/// use only, unless `all_roofs`.
+pub(crate) fn write_plot(
+    path: &Path,
+    force: bool,
+    all_roofs: bool,
+    chart: &RooflineChart,
+) -> Result<(), CliError> {
     let format = check_plot_path(path, force)?;
-    let bytes = render(chart, format).map_err(plot_failed)?;
+    let mut chart = chart.clone();
+    if !all_roofs {
+        chart.keep_roofs_in_use();
+    }
+    let bytes = render(&chart, format).map_err(plot_failed)?;
     write_output(path, force, &bytes)
 }
 
 /// `analyze --plot`: every operator of every stage on the chip's roofline.
 pub(crate) fn plot_analysis(
     path: &Path,
-    force: bool,
+    (force, all_roofs): (bool, bool),
     model: &Transformer,
     device: &Device,
     analyses: &[StageAnalysis],
 ) -> Result<(), CliError> {
     let chart =
         RooflineChart::for_analysis(model, device, analyses).map_err(AnalysisError::from)?;
-    write_plot(path, force, &chart)
+    write_plot(path, force, all_roofs, &chart)
 }
 
 /// `analyze --plot` with the parallel flags: one device's operators on the chip's roofline,
 /// its collectives on the communication panel under it.
 pub(crate) fn plot_parallel(
     path: &Path,
-    force: bool,
+    (force, all_roofs): (bool, bool),
     model: &Transformer,
     system: &roofline_core::comm::System,
     analyses: &[roofline_core::parallel::ParallelStage],
 ) -> Result<(), CliError> {
     let chart =
         RooflineChart::for_parallel(model, system, analyses).map_err(AnalysisError::from)?;
-    write_plot(path, force, &chart)
+    write_plot(path, force, all_roofs, &chart)
 }
 
 /// `analyze --plot FILE --fusion PRESET`: the operators, and each stage's fused kernels as their
 /// own points.
 pub(crate) fn plot_analysis_fused(
     path: &Path,
-    force: bool,
+    (force, all_roofs): (bool, bool),
     model: &Transformer,
     device: &Device,
     analyses: &[StageAnalysis],
@@ -85,7 +95,7 @@ pub(crate) fn plot_analysis_fused(
     for (s, c) in analyses.iter().zip(fusion) {
         chart.add_fused_kernels(s.workload.stage, c);
     }
-    write_plot(path, force, &chart)
+    write_plot(path, force, all_roofs, &chart)
 }
 
 /// `analyze --explain NAME`: the worked derivation of operator `name` in each stage.

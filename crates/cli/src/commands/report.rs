@@ -100,7 +100,7 @@ pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     write_output(&a.out, force, html.as_bytes())?;
     if let Some(p) = &a.analyze.plot.plot {
-        super::plot::write_plot(p, force, &chart)?;
+        super::plot::write_plot(p, force, a.analyze.plot.all_roofs, &chart)?;
     }
     write_summary(
         &ReportSummary {
@@ -151,7 +151,7 @@ fn run_parallel(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
     });
     write_output(&a.out, force, html.as_bytes())?;
     if let Some(p) = &an.plot.plot {
-        super::plot::write_plot(p, force, &chart)?;
+        super::plot::write_plot(p, force, an.plot.all_roofs, &chart)?;
     }
     write_summary(
         &ReportSummary {

@@ -82,6 +82,9 @@ pub struct ChartPoint {
     pub attainable: f64,
     /// Tooltip lines (the operator's numbers).
     pub tooltip: Vec<String>,
+    /// Its share (0 to 1) of its stage's time, all its instances together: the marker's area
+    /// is drawn in proportion. `None`: drawn at the usual size.
+    pub share: Option<f64>,
 }
 
 /// One compute roof: a dense peak shared by one or more precisions.
@@ -239,8 +242,13 @@ fn push_rows(
     series: Series,
     prefix: &str,
 ) {
+    let step: f64 = rows
+        .iter()
+        .map(|r| r.point().time.get() * r.count as f64)
+        .sum();
     for r in rows {
         let p = r.point();
+        let time = p.time.get() * r.count as f64;
         let (i, a) = (p.intensity.get(), p.attainable.get());
         if i > 0.0 && a > 0.0 && i.is_finite() && a.is_finite() {
             points.push(ChartPoint {
@@ -249,6 +257,7 @@ fn push_rows(
                 intensity: i,
                 attainable: a,
                 tooltip: tooltip(prefix, r),
+                share: (step > 0.0 && time.is_finite()).then(|| time / step),
             });
         } else if !omitted.iter().any(|o| o == r.name) {
             omitted.push(r.name.to_string());
@@ -294,6 +303,16 @@ fn subtitle_of(workloads: &[Workload], chip: &ChipRoofline, device: &Device) -> 
 }
 
 impl RooflineChart {
+    /// Keeps, on each chip, only the roofs drawn bold (those of the precisions the plotted
+    /// operators compute in); a chip with no bold roof keeps them all.
+    pub fn keep_roofs_in_use(&mut self) {
+        for c in &mut self.chips {
+            if c.roofs.iter().any(|r| r.emphasis) {
+                c.roofs.retain(|r| r.emphasis);
+            }
+        }
+    }
+
     /// Adds the fused kernels (two or more operators) of a fusion plan as their own points:
     /// squares, beside the operators they replace, at their (higher) intensity.
     pub fn add_fused_kernels(
@@ -339,6 +358,7 @@ impl RooflineChart {
                         p.time.get()
                     ),
                 ],
+                share: None,
             });
         }
     }

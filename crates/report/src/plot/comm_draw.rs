@@ -16,7 +16,9 @@ use super::draw::{
     clusters, hex, legend_size, roof_label_spot, write_legend_at, write_point_labels, LegendEntry,
 };
 use super::frame::{human_tick, Frame, LogLogChart};
-use super::layout::{leader, marker, text_el, text_width, wrap, Placer, Rect, AROUND, BELOW_RIGHT};
+use super::layout::{
+    leader, marker, note_lines, text_el, text_width, wrap, Placer, Rect, AROUND, BELOW_RIGHT,
+};
 use super::{pe, xml_escape, PlotError, Series};
 use crate::units::{human_bytes, human_bytes_per_s, human_seconds};
 use plotters::coord::Shift;
@@ -69,7 +71,37 @@ pub(super) fn draw_comm(
         let (a, b) = ch.backend_coord(&(x, y));
         (a as f64, b as f64)
     };
-    let mut placer = Placer::within(&plot);
+    // Labels with no free spot are listed in the legend: drawn again until all are listed.
+    let mut note: Vec<String> = Vec::new();
+    let mut body = String::new();
+    for _ in 0..6 {
+        body.clear();
+        let dropped = comm_layer(&mut body, comm, &ax, &plot, &to_px, &note);
+        let listed = dropped.iter().all(|d| note.contains(d));
+        for d in dropped {
+            if !note.contains(&d) {
+                note.push(d);
+            }
+        }
+        if listed {
+            break;
+        }
+    }
+    layer.push_str(&body);
+    Ok(())
+}
+
+/// The panel's layer over `plotters`' drawing (its legend's last lines `note`, the labels left
+/// out), and the labels that found no free spot.
+fn comm_layer(
+    layer: &mut String,
+    comm: &CommChart,
+    ax: &super::Axes,
+    plot: &Rect,
+    to_px: &dyn Fn(f64, f64) -> (f64, f64),
+    note: &[String],
+) -> Vec<String> {
+    let mut placer = Placer::within(plot);
     let ((x0, x1), (y0, y1)) = (ax.x, ax.y);
     let _ = writeln!(
         layer,
@@ -87,18 +119,21 @@ pub(super) fn draw_comm(
     for &(x, y) in &pts {
         placer.taken.push(Rect::around(x, y, 7.5));
     }
-    roof_obstacles(comm, &ax.x, ax.y.0, &to_px, &plot, &mut placer);
-    let legend = legend_entries(comm);
-    let spot = legend_spot(&placer, &plot, legend_size(&plot, &legend));
-    write_legend_at(layer, &mut placer, spot, &legend, &plot);
-    write_roof_labels(layer, &mut placer, &plot, comm, &to_px);
+    roof_obstacles(comm, &ax.x, ax.y.0, &to_px, plot, &mut placer);
+    let mut legend = legend_entries(comm);
+    if !note.is_empty() {
+        legend.extend(note_lines(note).into_iter().map(|l| (l, None, None)));
+    }
+    let spot = legend_spot(&placer, plot, legend_size(plot, &legend));
+    write_legend_at(layer, &mut placer, spot, &legend, plot);
+    write_roof_labels(layer, &mut placer, plot, comm, &to_px);
     write_points(layer, comm, &pts);
     let points = comm.points.iter().map(|p| (p.series, p.label.clone()));
     write_point_labels(layer, &mut placer, &clusters(points, &pts));
     // A latency roof's label can sit anywhere along it: after the points' labels.
     write_latency_labels(layer, &mut placer, comm, ax.x.0, ax.y.0, &to_px);
     let _ = writeln!(layer, "</g>");
-    Ok(())
+    placer.dropped
 }
 
 /// Where the legend (`w × h`) goes: bottom right when that is clear of every point and roof
@@ -306,7 +341,12 @@ fn write_roof_labels(
     for l in &comm.links {
         let (_, y) = to_px(x_any, l.bandwidth);
         let text = format!("{} {}", l.name, human_bytes_per_s(l.bandwidth));
-        let (x, base, rect) = roof_label_spot(placer, plot, y, text_width(&text, 13.0), plot.x0);
+        let Some((x, base, rect)) =
+            roof_label_spot(placer, plot, y, text_width(&text, 13.0), plot.x0)
+        else {
+            placer.dropped.push(text);
+            continue;
+        };
         placer.taken.push(rect);
         let _ = writeln!(
             layer,
@@ -344,7 +384,12 @@ fn write_roof_labels(
     for (link, ceiling, names, (rx, ry)) in &ceilings {
         let color = hex(tier_rgb(comm.links[*link].tier));
         let text = format!("{names} {}", human_bytes_per_s(*ceiling));
-        let (x, base, rect) = roof_label_spot(placer, plot, *ry, text_width(&text, 12.0), rx + 6.0);
+        let Some((x, base, rect)) =
+            roof_label_spot(placer, plot, *ry, text_width(&text, 12.0), rx + 6.0)
+        else {
+            placer.dropped.push(text);
+            continue;
+        };
         placer.taken.push(rect);
         text_el(layer, "ceiling-label", x, base, 12.0, &color, &text);
     }
@@ -361,7 +406,11 @@ fn write_roof_labels(
             let text = human_bytes(ridge);
             let size = 12.0;
             let w = text_width(&text, size);
-            let (tx, ty, far) = placer.place((rx, ry), (w, size + 2.0), 5.0, &BELOW_RIGHT);
+            let Some((tx, ty, far)) =
+                placer.place((rx, ry), (w, size + 2.0), 5.0, &BELOW_RIGHT, &text)
+            else {
+                continue;
+            };
             if far {
                 leader(layer, (rx, ry), (tx, ty, w, size + 2.0), &color);
             }
@@ -399,7 +448,10 @@ fn write_latency_labels(
         let size = 12.0;
         let w = text_width(&text, size);
         let color = hex(tier_rgb(comm.links[r.link].tier));
-        let (tx, ty, far) = placer.place((mx, my), (w, size + 2.0), 6.0, &AROUND);
+        let Some((tx, ty, far)) = placer.place((mx, my), (w, size + 2.0), 6.0, &AROUND, &text)
+        else {
+            continue;
+        };
         if far {
             leader(layer, (mx, my), (tx, ty, w, size + 2.0), &color);
         }

@@ -6,7 +6,8 @@ use super::axes::{axes, Axes};
 use super::chart::{RooflineChart, Series};
 use super::frame::{Frame, LogLogChart};
 use super::layout::{
-    leader, marker, stage_list, text_el, text_width, wrap, Placer, Rect, AROUND, BELOW_RIGHT,
+    leader, marker, marker_scaled, note_lines, stage_list, text_el, text_width, wrap, Placer, Rect,
+    AROUND, BELOW_RIGHT,
 };
 use super::xml_escape;
 use super::{pe, PlotError, COMM_HEIGHT, HEIGHT, WIDTH};
@@ -91,29 +92,28 @@ pub fn render_svg(chart: &RooflineChart) -> Result<String, PlotError> {
             let (a, b) = ch.backend_coord(&(x, y));
             (a as f64, b as f64)
         };
-        let mut placer = Placer::within(&plot);
-        write_plot_area(&mut layer, &plot, &ax);
-        write_legend(&mut layer, &mut placer, &plot, &legend_entries(chart));
-
-        // Point markers are obstacles too.
         let pts: Vec<(f64, f64)> = chart
             .points
             .iter()
             .map(|p| to_px(p.intensity, p.attainable))
             .collect();
-        for &(x, y) in &pts {
-            placer.taken.push(Rect::around(x, y, 6.0));
+        // Labels with no free spot are listed in the legend, which then takes more room: drawn
+        // again until every label left out is listed.
+        let mut note: Vec<String> = Vec::new();
+        for _ in 0..6 {
+            let (body, dropped) = write_layer(chart, &ax, &plot, &to_px, &pts, &note);
+            let listed = dropped.iter().all(|d| note.contains(d));
+            if listed {
+                layer = body;
+                break;
+            }
+            for d in dropped {
+                if !note.contains(&d) {
+                    note.push(d);
+                }
+            }
+            layer = body;
         }
-
-        let (ridge_labels, roof_labels) = roof_obstacles(chart, &ax, &to_px, &plot, &mut placer);
-        let multi = chart.chips.len() > 1;
-        write_roof_labels(&mut layer, &mut placer, &plot, roof_labels, multi);
-        write_ridge_labels(&mut layer, &mut placer, &ridge_labels);
-        write_memory_labels(&mut layer, &mut placer, chart, &ax, &to_px);
-        write_points(&mut layer, chart, &pts);
-        let points = chart.points.iter().map(|p| (p.series, p.label.clone()));
-        write_point_labels(&mut layer, &mut placer, &clusters(points, &pts));
-        let _ = writeln!(layer, "</g>");
         if let Some((area, comm)) = &bottom {
             super::comm_draw::draw_comm(area, comm, &mut layer)?;
         }
@@ -124,6 +124,56 @@ pub fn render_svg(chart: &RooflineChart) -> Result<String, PlotError> {
         None => return Err(PlotError("plotters wrote no closing </svg>".into())),
     }
     Ok(svg)
+}
+
+/// The marker scale of a point: its area in proportion to its share of the step time (a
+/// circle of radius `MAX_RADIUS · √share`), never under `MIN_RADIUS`; 1 (5 px) without a share.
+fn marker_scale(share: Option<f64>) -> f64 {
+    match share {
+        Some(s) if s.is_finite() && s >= 0.0 => (MAX_RADIUS * s.sqrt()).max(MIN_RADIUS) / 5.0,
+        _ => 1.0,
+    }
+}
+
+/// The radius of a circle marker of a point with all of the step time, pixels.
+const MAX_RADIUS: f64 = 30.0;
+/// The smallest radius of a circle marker, pixels.
+const MIN_RADIUS: f64 = 3.5;
+
+/// The layer over `plotters`' drawing: plot area, legend (its last lines `note`, the labels
+/// left out), labels and points; and the labels that found no free spot.
+fn write_layer(
+    chart: &RooflineChart,
+    ax: &Axes,
+    plot: &Rect,
+    to_px: &ToPx<'_>,
+    pts: &[(f64, f64)],
+    note: &[String],
+) -> (String, Vec<String>) {
+    let mut layer = String::new();
+    let mut placer = Placer::within(plot);
+    write_plot_area(&mut layer, plot, ax);
+    // Point markers are obstacles.
+    for (p, &(x, y)) in chart.points.iter().zip(pts) {
+        placer
+            .taken
+            .push(Rect::around(x, y, 6.0 * marker_scale(p.share) + 1.0));
+    }
+    let (ridge_labels, roof_labels) = roof_obstacles(chart, ax, to_px, plot, &mut placer);
+    let mut legend = legend_entries(chart);
+    if !note.is_empty() {
+        legend.extend(note_lines(note).into_iter().map(|l| (l, None, None)));
+    }
+    write_legend(&mut layer, &mut placer, plot, &legend);
+    let multi = chart.chips.len() > 1;
+    write_roof_labels(&mut layer, &mut placer, plot, roof_labels, multi);
+    write_ridge_labels(&mut layer, &mut placer, &ridge_labels);
+    write_memory_labels(&mut layer, &mut placer, chart, ax, to_px);
+    write_points(&mut layer, chart, pts);
+    let points = chart.points.iter().map(|p| (p.series, p.label.clone()));
+    write_point_labels(&mut layer, &mut placer, &clusters(points, pts));
+    let _ = writeln!(layer, "</g>");
+    (layer, placer.dropped)
 }
 
 /// Roofs, drawn by plotters: per chip the memory roof up to the highest ridge, then each
@@ -144,11 +194,17 @@ fn draw_roofs(
             continue;
         }
         let xa = x0.max(y0 / w);
-        ch.draw_series(LineSeries::new(
-            vec![(xa, xa * w), (top / w, top)],
-            color.stroke_width(3),
-        ))
-        .map_err(pe)?;
+        // A roof an earlier chip has too is drawn dashed over that chip's solid one.
+        let earlier = &chart.chips[..ci];
+        let same = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs();
+        let memory = vec![(xa, xa * w), (top / w, top)];
+        if earlier.iter().any(|o| same(o.bandwidth, w)) {
+            ch.draw_series(DashedLineSeries::new(memory, 10, 7, color.stroke_width(3)))
+                .map_err(pe)?;
+        } else {
+            ch.draw_series(LineSeries::new(memory, color.stroke_width(3)))
+                .map_err(pe)?;
+        }
         for r in &c.roofs {
             let ridge = r.peak / w;
             let style = if r.emphasis {
@@ -156,8 +212,16 @@ fn draw_roofs(
             } else {
                 color.mix(0.45).stroke_width(1)
             };
-            ch.draw_series(LineSeries::new(vec![(ridge, r.peak), (x1, r.peak)], style))
-                .map_err(pe)?;
+            let line = vec![(ridge, r.peak), (x1, r.peak)];
+            if earlier
+                .iter()
+                .any(|o| o.roofs.iter().any(|q| same(q.peak, r.peak)))
+            {
+                ch.draw_series(DashedLineSeries::new(line, 10, 7, style))
+                    .map_err(pe)?;
+            } else {
+                ch.draw_series(LineSeries::new(line, style)).map_err(pe)?;
+            }
             ch.draw_series(std::iter::once(Circle::new(
                 (ridge, r.peak),
                 4,
@@ -203,6 +267,9 @@ fn legend_entries(chart: &RooflineChart) -> Vec<LegendEntry> {
             legend.push((label, Some(s), None));
         }
     }
+    if chart.points.iter().any(|p| p.share.is_some()) {
+        legend.push(("marker area ∝ share of its stage's time".into(), None, None));
+    }
     for (ci, c) in chart.chips.iter().enumerate() {
         legend.push((
             format!("{}: memory roof {}", c.name, human_bytes_per_s(c.bandwidth)),
@@ -244,7 +311,24 @@ pub(super) fn write_legend(
     legend: &[LegendEntry],
 ) {
     let (lw, lh) = legend_size(plot, legend);
-    let (lx, ly) = (plot.x1 - 10.0 - lw, plot.y1 - 10.0 - lh);
+    // Bottom right, else top left (above the memory roof), else bottom left: the first clear
+    // of every line and point.
+    let spots = [
+        (plot.x1 - 10.0 - lw, plot.y1 - 10.0 - lh),
+        (plot.x0 + 10.0, plot.y0 + 10.0),
+        (plot.x0 + 10.0, plot.y1 - 10.0 - lh),
+    ];
+    let clear = |&(x, y): &(f64, f64)| {
+        let r = Rect {
+            x0: x - 4.0,
+            y0: y - 4.0,
+            x1: x + lw + 4.0,
+            y1: y + lh + 4.0,
+        };
+        !placer.taken.iter().any(|t| t.overlap(&r) > 0.0)
+            && !placer.segments.iter().any(|s| r.crossed_by(*s))
+    };
+    let (lx, ly) = spots.iter().copied().find(clear).unwrap_or(spots[0]);
     write_legend_at(layer, placer, (lx, ly), legend, plot);
 }
 
@@ -327,6 +411,7 @@ fn roof_obstacles(
         // Obstacles along the memory roof.
         let (ax0, ay0) = to_px(xa, xa * w);
         let (ax1, ay1) = to_px(top / w, top);
+        placer.segments.push(((ax0, ay0), (ax1, ay1)));
         let steps = (((ax1 - ax0).powi(2) + (ay1 - ay0).powi(2)).sqrt() / 8.0).ceil() as usize;
         for k in 0..=steps {
             let t = k as f64 / steps.max(1) as f64;
@@ -340,6 +425,7 @@ fn roof_obstacles(
             let ridge = r.peak / w;
             let (rx, ry) = to_px(ridge, r.peak);
             placer.taken.push(Rect::around(rx, ry, 5.0));
+            placer.segments.push(((rx, ry), (plot.x1, ry)));
             placer.taken.push(Rect {
                 x0: rx,
                 y0: ry - 1.5,
@@ -367,7 +453,8 @@ fn roof_obstacles(
 
 /// Roof labels above each distinct roof at its right end, moved left along the roof (then
 /// under it) while they would overlap something; a roof several chips share is labelled
-/// once, in black; with several chips each label takes its chip's colour.
+/// once, in black, with a dot in each of its chips' colours; with several chips each other
+/// label takes its chip's colour.
 fn write_roof_labels(
     layer: &mut String,
     placer: &mut Placer,
@@ -397,56 +484,86 @@ fn write_roof_labels(
         } else {
             "#555555"
         };
-        let text = format!("{} {}", r.label, r.value);
-        let (x, base, rect) = roof_label_spot(placer, plot, r.y, text_width(&text, 13.0), start);
+        let value = format!("{} {}", r.label, r.value);
+        // A roof several chips share is labelled once, followed by a dot in each chip's colour.
+        let mut chips: Vec<&str> = Vec::new();
+        if shared {
+            for o in &same {
+                if !chips.contains(&o.color.as_str()) {
+                    chips.push(&o.color);
+                }
+            }
+        }
+        let text = if chips.is_empty() {
+            value.clone()
+        } else {
+            format!("{value}{}", " ●".repeat(chips.len()))
+        };
+        let Some((x, base, rect)) =
+            roof_label_spot(placer, plot, r.y, text_width(&text, 13.0), start)
+        else {
+            placer.dropped.push(value);
+            continue;
+        };
         placer.taken.push(rect);
-        text_el(layer, "roof-label", x, base, 13.0, color, &text);
+        if chips.is_empty() {
+            text_el(layer, "roof-label", x, base, 13.0, color, &text);
+        } else {
+            let dots: String = chips
+                .iter()
+                .map(|c| format!(r#" <tspan fill="{c}">●</tspan>"#))
+                .collect();
+            let _ = writeln!(
+                layer,
+                r#"<text class="roof-label" x="{x:.1}" y="{base:.1}" font-family="{}" font-size="13" fill="{color}" text-anchor="start">{}{dots}</text>"#,
+                super::FONT,
+                xml_escape(&value),
+            );
+        }
     }
 }
 
 /// Where a roof label `w` pixels wide (13 px text) goes on the roof at pixel height `ry`: the
 /// first free spot from the right end leftwards in 40 px steps, above the roof then under it,
-/// never left of `start`; the right end above the roof when none is free. Returns the text's
-/// x, its baseline and the box it takes.
+/// never left of `start`; `None` when none is free. Returns the text's x, its baseline and the
+/// box it takes.
 pub(super) fn roof_label_spot(
     placer: &Placer,
     plot: &Rect,
     ry: f64,
     w: f64,
     start: f64,
-) -> (f64, f64, Rect) {
+) -> Option<(f64, f64, Rect)> {
     let size = 13.0;
-    for below in [false, true] {
+    // Beside the roof, then a line or two further off it where points crowd it.
+    for (below, off) in [
+        (false, 0.0),
+        (true, 0.0),
+        (false, 16.0),
+        (true, 16.0),
+        (false, 32.0),
+        (true, 32.0),
+    ] {
         for k in 0..12 {
             let x = plot.x1 - 6.0 - w - k as f64 * 40.0;
             // Clear of the line and of the points on it (6 px either side).
-            let base = if below { ry + size + 9.0 } else { ry - 8.0 };
+            let base = if below {
+                ry + size + 9.0 + off
+            } else {
+                ry - 8.0 - off
+            };
             let rect = Rect {
                 x0: x,
                 y0: base - size,
                 x1: x + w,
-                y1: base + 2.0,
+                y1: base + 0.25 * size,
             };
-            if rect.inside(&placer.bounds)
-                && x >= start
-                && !placer.taken.iter().any(|t| t.overlap(&rect) > 0.0)
-            {
-                return (x, base, rect);
+            if x >= start && placer.free(&rect) {
+                return Some((x, base, rect));
             }
         }
     }
-    let x = plot.x1 - 6.0 - w;
-    let base = ry - 5.0;
-    (
-        x,
-        base,
-        Rect {
-            x0: x,
-            y0: base - size,
-            x1: x + w,
-            y1: base + 2.0,
-        },
-    )
+    None
 }
 
 /// Ridge labels: the value, next to the marker (a leader line when pushed away).
@@ -454,7 +571,12 @@ fn write_ridge_labels(layer: &mut String, placer: &mut Placer, ridge_labels: &[R
     for r in ridge_labels {
         let size = 12.0;
         let w = text_width(&r.value, size);
-        let (tx, ty, far) = placer.place((r.x, r.y), (w, size + 2.0), 5.0, &BELOW_RIGHT);
+        let text = format!("ridge {} FLOP/B", r.value);
+        let Some((tx, ty, far)) =
+            placer.place((r.x, r.y), (w, size + 2.0), 5.0, &BELOW_RIGHT, &text)
+        else {
+            continue;
+        };
         if far {
             leader(layer, (r.x, r.y), (tx, ty, w, size + 2.0), &r.color);
         }
@@ -487,7 +609,11 @@ fn write_memory_labels(
         let text = human_bytes_per_s(c.bandwidth);
         let size = 13.0;
         let w = text_width(&text, size);
-        let (tx, ty, far) = placer.place((mx, my), (w, size + 2.0), 6.0, &AROUND);
+        let note = format!("{}: memory roof {text}", c.name);
+        let Some((tx, ty, far)) = placer.place((mx, my), (w, size + 2.0), 6.0, &AROUND, &note)
+        else {
+            continue;
+        };
         let color = hex(CHIP_COLORS[ci % CHIP_COLORS.len()]);
         if far {
             leader(layer, (mx, my), (tx, ty, w, size + 2.0), &color);
@@ -509,7 +635,14 @@ fn write_points(layer: &mut String, chart: &RooflineChart, pts: &[(f64, f64)]) {
             p.attainable,
             xml_escape(&p.tooltip.join("\n"))
         );
-        marker(layer, p.series, x, y, p.series.color());
+        marker_scaled(
+            layer,
+            p.series,
+            x,
+            y,
+            p.series.color(),
+            marker_scale(p.share),
+        );
         let _ = writeln!(layer, "</g>");
     }
     let _ = writeln!(layer, "</g>");
@@ -591,12 +724,43 @@ pub(super) fn write_point_labels(layer: &mut String, placer: &mut Placer, cluste
             [one] => (one.color(), one.name()),
             _ => ("#333333", "mixed"),
         };
-        let w = lines
-            .iter()
-            .map(|l| text_width(l, size))
-            .fold(0.0, f64::max);
-        let h = lines.len() as f64 * (size + 2.0);
-        let (tx, ty, far) = placer.place((*x, *y), (w, h), 8.0, &AROUND);
+        let mut names: Vec<&str> = Vec::new();
+        for (_, n) in entries {
+            if !names.contains(&n.as_str()) {
+                names.push(n);
+            }
+        }
+        // The whole label, else its first lines and how many more (listed in the legend).
+        let mut variants = vec![lines.clone()];
+        for keep in [3, 1] {
+            if lines.len() > keep {
+                let mut short = lines[..keep].to_vec();
+                let shown = shown_names(&short, &names);
+                short.push(format!("… +{} more", names.len() - shown.len()));
+                variants.push(short);
+            }
+        }
+        let mut spot = None;
+        for v in variants {
+            let w = v.iter().map(|l| text_width(l, size)).fold(0.0, f64::max);
+            let h = v.len() as f64 * (size + 2.0);
+            if let Some(p) = placer.place((*x, *y), (w, h), 8.0, &AROUND, "") {
+                spot = Some((p, w, h, v));
+                break;
+            }
+            placer.dropped.pop();
+        }
+        let Some(((tx, ty, far), w, h, lines)) = spot else {
+            placer.dropped.extend(names.iter().map(|n| n.to_string()));
+            continue;
+        };
+        let shown = shown_names(&lines, &names);
+        placer.dropped.extend(
+            names
+                .iter()
+                .filter(|n| !shown.contains(n))
+                .map(|n| n.to_string()),
+        );
         let _ = write!(layer, r#"<g class="point-label" data-stage="{stage}">"#);
         if far {
             leader(layer, (*x, *y), (tx, ty, w, h), color);
@@ -614,6 +778,19 @@ pub(super) fn write_point_labels(layer: &mut String, placer: &mut Placer, cluste
         }
         let _ = writeln!(layer, "</g>");
     }
+}
+
+/// The names of `names` written out in `lines` (as whole words).
+fn shown_names<'a>(lines: &[String], names: &[&'a str]) -> Vec<&'a str> {
+    let words: Vec<&str> = lines
+        .iter()
+        .flat_map(|l| l.split([',', ' ', ':']))
+        .collect();
+    names
+        .iter()
+        .copied()
+        .filter(|n| words.contains(n))
+        .collect()
 }
 
 fn unit_of(label: &str) -> &'static str {

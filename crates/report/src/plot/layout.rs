@@ -21,9 +21,12 @@ pub(crate) fn xml_escape(s: &str) -> String {
 }
 
 /// Width in pixels of `text` in DejaVu Sans at `size` px: per-character advances rounded up
-/// from the font's metrics, so an estimate never falls short.
-pub(super) fn text_width(text: &str, size: f64) -> f64 {
-    text.chars()
+/// from the font's metrics, and never under 0.6 × `size` a character, so an estimate never
+/// falls short.
+pub(crate) fn text_width(text: &str, size: f64) -> f64 {
+    let floor = 0.6 * size * text.chars().count() as f64;
+    let advances = text
+        .chars()
         .map(|c| match c {
             'i' | 'j' | 'l' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' => 0.32,
             ' ' | '(' | ')' | '/' | 'f' | 't' | 'r' | '[' | ']' => 0.42,
@@ -31,15 +34,20 @@ pub(super) fn text_width(text: &str, size: f64) -> f64 {
             'A'..='Z' => 0.72,
             '0'..='9' => 0.64,
             '_' => 0.52,
-            '×' | '·' | '–' | '—' => 0.84,
+            '×' | '·' | '–' | '—' | '●' | '■' => 0.84,
             _ => 0.6,
         })
         .sum::<f64>()
-        * size
+        * size;
+    advances.max(floor)
 }
 
+/// A line segment between two pixels.
+pub(crate) type Segment = ((f64, f64), (f64, f64));
+
+/// An axis-aligned box, pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Rect {
+pub(crate) struct Rect {
     pub x0: f64,
     pub y0: f64,
     pub x1: f64,
@@ -77,11 +85,60 @@ impl Rect {
     pub fn inside(&self, o: &Rect) -> bool {
         self.x0 >= o.x0 && self.x1 <= o.x1 && self.y0 >= o.y0 && self.y1 <= o.y1
     }
+    /// Whether the segment passes through the box (Liang–Barsky clipping).
+    pub fn crossed_by(&self, ((ax, ay), (bx, by)): Segment) -> bool {
+        let (dx, dy) = (bx - ax, by - ay);
+        let (mut t0, mut t1) = (0.0f64, 1.0f64);
+        for (p, q) in [
+            (-dx, ax - self.x0),
+            (dx, self.x1 - ax),
+            (-dy, ay - self.y0),
+            (dy, self.y1 - ay),
+        ] {
+            if p == 0.0 {
+                if q < 0.0 {
+                    return false;
+                }
+            } else if p < 0.0 {
+                t0 = t0.max(q / p);
+            } else {
+                t1 = t1.min(q / p);
+            }
+        }
+        t0 <= t1
+    }
+    /// The box grown by `dx` left and right and `dy` above and below.
+    pub fn grown(&self, dx: f64, dy: f64) -> Rect {
+        Rect {
+            x0: self.x0 - dx,
+            y0: self.y0 - dy,
+            x1: self.x1 + dx,
+            y1: self.y1 + dy,
+        }
+    }
+}
+
+/// The box of a text of `size` px with its baseline at `y`, starting at `x` (`anchor` `start`),
+/// centred on it (`middle`) or ending there (`end`): [`text_width`] wide, from `size` above
+/// the baseline to a quarter of it below.
+pub(crate) fn text_box(text: &str, x: f64, y: f64, size: f64, anchor: &str) -> Rect {
+    let w = text_width(text, size);
+    let x0 = match anchor {
+        "middle" => x - w / 2.0,
+        "end" => x - w,
+        _ => x,
+    };
+    Rect {
+        x0,
+        y0: y - size,
+        x1: x0 + w,
+        y1: y + 0.25 * size,
+    }
 }
 
 /// Directions tried around an anchor, in order of preference: beside, then above or below, then
 /// the diagonals.
-pub(super) const AROUND: [(f64, f64); 12] = [
+pub(crate) const AROUND: [(f64, f64); 12] = [
     (1.0, 0.0),
     (-1.0, 0.0),
     (1.0, 1.0),
@@ -105,12 +162,17 @@ pub(super) const BELOW_RIGHT: [(f64, f64); 6] = [
     (-1.0, 0.0),
 ];
 
-/// Greedy label placement: each label takes the first free spot on rings around its anchor.
-pub(super) struct Placer {
+/// Greedy label placement: each label takes the first free spot on rings around its anchor;
+/// a label with no free spot is not drawn but listed in [`Placer::dropped`].
+pub(crate) struct Placer {
     /// Boxes already used: labels, markers, lines.
     pub taken: Vec<Rect>,
+    /// Lines no label may cross.
+    pub segments: Vec<Segment>,
     /// The area labels must stay in.
     pub bounds: Rect,
+    /// Labels that found no free spot, in the order they were tried.
+    pub dropped: Vec<String>,
 }
 
 impl Placer {
@@ -118,6 +180,8 @@ impl Placer {
     pub fn within(plot: &Rect) -> Self {
         Self {
             taken: Vec::new(),
+            segments: Vec::new(),
+            dropped: Vec::new(),
             bounds: Rect {
                 x0: plot.x0 + 2.0,
                 y0: plot.y0 + 2.0,
@@ -127,16 +191,26 @@ impl Placer {
         }
     }
 
+    /// Whether `rect` lies inside the bounds, 2 px (1 px vertically) clear of every box taken
+    /// and of every line.
+    pub fn free(&self, rect: &Rect) -> bool {
+        let padded = rect.grown(2.0, 1.0);
+        rect.inside(&self.bounds)
+            && !self.taken.iter().any(|t| t.overlap(&padded) > 0.0)
+            && !self.segments.iter().any(|s| padded.crossed_by(*s))
+    }
+
     /// A `w × h` box near `(ax, ay)`: returns its top-left corner and whether it sits away from
-    /// the anchor (then a leader line is drawn).
+    /// the anchor (then a leader line is drawn); `None` when no spot is free, `text` then
+    /// listed as dropped.
     pub fn place(
         &mut self,
         (ax, ay): (f64, f64),
         (w, h): (f64, f64),
         gap: f64,
         dirs: &[(f64, f64)],
-    ) -> (f64, f64, bool) {
-        let mut best: Option<(f64, f64, f64, bool)> = None;
+        text: &str,
+    ) -> Option<(f64, f64, bool)> {
         for ring in 0..16 {
             let r = gap + ring as f64 * 9.0;
             for &(dx, dy) in dirs {
@@ -166,35 +240,14 @@ impl Placer {
                     x1: x + w,
                     y1: y + h,
                 };
-                if !rect.inside(&self.bounds) {
-                    continue;
-                }
-                // A 2 px margin keeps neighbouring labels from touching.
-                let padded = Rect {
-                    x0: rect.x0 - 2.0,
-                    y0: rect.y0 - 1.0,
-                    x1: rect.x1 + 2.0,
-                    y1: rect.y1 + 1.0,
-                };
-                let cost: f64 = self.taken.iter().map(|t| t.overlap(&padded)).sum();
-                let far = ring > 0;
-                if cost == 0.0 {
+                if self.free(&rect) {
                     self.taken.push(rect);
-                    return (x, y, far);
-                }
-                if best.is_none_or(|b| cost < b.2) {
-                    best = Some((x, y, cost, far));
+                    return Some((x, y, ring > 0));
                 }
             }
         }
-        let (x, y, _, far) = best.unwrap_or((ax + gap, ay - h / 2.0, 0.0, false));
-        self.taken.push(Rect {
-            x0: x,
-            y0: y,
-            x1: x + w,
-            y1: y + h,
-        });
-        (x, y, far)
+        self.dropped.push(text.to_string());
+        None
     }
 }
 
@@ -205,7 +258,7 @@ pub(super) fn stage_list(series: &[Series]) -> String {
 }
 
 /// Text lines of at most `width` characters, breaking after `, `.
-pub(super) fn wrap(names: &[String], width: usize) -> Vec<String> {
+pub(crate) fn wrap(names: &[String], width: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut cur = String::new();
     for (i, n) in names.iter().enumerate() {
@@ -228,7 +281,8 @@ pub(super) fn wrap(names: &[String], width: usize) -> Vec<String> {
     lines
 }
 
-pub(super) fn text_el(o: &mut String, class: &str, x: f64, y: f64, size: f64, fill: &str, s: &str) {
+/// A `<text>` element, anchored at its start.
+pub(crate) fn text_el(o: &mut String, class: &str, x: f64, y: f64, size: f64, fill: &str, s: &str) {
     let _ = writeln!(
         o,
         r#"<text class="{class}" x="{x:.1}" y="{y:.1}" font-family="{FONT}" font-size="{size}" fill="{fill}" text-anchor="start">{}</text>"#,
@@ -252,11 +306,17 @@ pub(super) fn leader(
 }
 
 pub(super) fn marker(o: &mut String, series: Series, x: f64, y: f64, fill: &str) {
+    marker_scaled(o, series, x, y, fill, 1.0);
+}
+
+/// A point's marker, `k` times its usual size (5 px radius for a circle).
+pub(super) fn marker_scaled(o: &mut String, series: Series, x: f64, y: f64, fill: &str, k: f64) {
     match series {
         Series::Prefill => {
             let _ = write!(
                 o,
-                r#"<circle cx="{x:.1}" cy="{y:.1}" r="5" fill="{fill}" fill-opacity="0.85" stroke="white" stroke-width="1"/>"#
+                r#"<circle cx="{x:.1}" cy="{y:.1}" r="{:.1}" fill="{fill}" fill-opacity="0.85" stroke="white" stroke-width="1"/>"#,
+                5.0 * k
             );
         }
         Series::Decode => {
@@ -264,24 +324,26 @@ pub(super) fn marker(o: &mut String, series: Series, x: f64, y: f64, fill: &str)
                 o,
                 r#"<polygon points="{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}" fill="{fill}" fill-opacity="0.85" stroke="white" stroke-width="1"/>"#,
                 x,
-                y - 6.0,
-                x - 5.5,
-                y + 4.0,
-                x + 5.5,
-                y + 4.0
+                y - 6.0 * k,
+                x - 5.5 * k,
+                y + 4.0 * k,
+                x + 5.5 * k,
+                y + 4.0 * k
             );
         }
         Series::FusedPrefill | Series::FusedDecode => {
             let _ = write!(
                 o,
-                r#"<rect x="{:.1}" y="{:.1}" width="10" height="10" fill="{fill}" fill-opacity="0.9" stroke="white" stroke-width="1"/>"#,
-                x - 5.0,
-                y - 5.0
+                r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}" fill-opacity="0.9" stroke="white" stroke-width="1"/>"#,
+                x - 5.0 * k,
+                y - 5.0 * k,
+                10.0 * k,
+                10.0 * k
             );
         }
         Series::PrefillCollective | Series::DecodeCollective => {
             // A four-pointed star: tips 7.5 px out on the axes, waist 2.5 px on the diagonals.
-            let (r, w) = (7.5, 2.5 * std::f64::consts::FRAC_1_SQRT_2);
+            let (r, w) = (7.5 * k, 2.5 * k * std::f64::consts::FRAC_1_SQRT_2);
             let _ = write!(
                 o,
                 r#"<polygon points="{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}" fill="{fill}" fill-opacity="0.9" stroke="white" stroke-width="0.8"/>"#,
@@ -308,14 +370,140 @@ pub(super) fn marker(o: &mut String, series: Series, x: f64, y: f64, fill: &str)
                 o,
                 r#"<polygon points="{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}" fill="{fill}" fill-opacity="0.9" stroke="white" stroke-width="1"/>"#,
                 x,
-                y - 7.0,
-                x + 6.0,
+                y - 7.0 * k,
+                x + 6.0 * k,
                 y,
                 x,
-                y + 7.0,
-                x - 6.0,
+                y + 7.0 * k,
+                x - 6.0 * k,
                 y
             );
         }
     }
+}
+
+/// Where a label of `size` px may go beside the straight line from `a` to `b` (pixels): the
+/// text's anchor point, its baseline and its `text-anchor`, at a dozen spots along the line,
+/// first above it (left of a rising line) then under it (right of a rising line); the spots
+/// nearer `a` first when `from_a`, else nearer `b` first.
+pub(crate) fn beside_line(
+    a: (f64, f64),
+    b: (f64, f64),
+    size: f64,
+    from_a: bool,
+) -> Vec<(f64, f64, &'static str)> {
+    let flat = (b.1 - a.1).abs() < 0.5;
+    let mut out = Vec::new();
+    for above in [true, false] {
+        for k in 0..12 {
+            let t = if from_a {
+                0.04 + 0.08 * k as f64
+            } else {
+                0.96 - 0.08 * k as f64
+            };
+            let (x, y) = (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1));
+            out.push(match (flat, above) {
+                (true, true) => (x, y - 6.0, if from_a { "start" } else { "end" }),
+                (true, false) => (x, y + size + 5.0, if from_a { "start" } else { "end" }),
+                (false, true) => (x - 5.0, y - 5.0, "end"),
+                (false, false) => (x + 5.0, y + size + 3.0, "start"),
+            });
+        }
+    }
+    out
+}
+
+/// Takes the first spot of `spots` (anchor point, baseline, `text-anchor`) where `text` at
+/// `size` px is free, or lists `text` as dropped.
+pub(crate) fn place_text(
+    placer: &mut Placer,
+    text: &str,
+    size: f64,
+    spots: &[(f64, f64, &'static str)],
+) -> Option<(f64, f64, &'static str)> {
+    let found = spots
+        .iter()
+        .copied()
+        .find(|&(x, y, anchor)| placer.free(&text_box(text, x, y, size, anchor)));
+    match found {
+        Some((x, y, anchor)) => {
+            placer.taken.push(text_box(text, x, y, size, anchor));
+            Some((x, y, anchor))
+        }
+        None => {
+            placer.dropped.push(text.to_string());
+            None
+        }
+    }
+}
+
+/// Where a block of `lines` (`size` px, `size + 4` apart) goes in `placer`'s bounds: the first
+/// corner (bottom right, top left, bottom left, top right) clear of everything; the top left
+/// when none is. Returns the first line's baseline start and takes the block's box.
+pub(crate) fn place_block(placer: &mut Placer, lines: &[String], size: f64) -> (f64, f64) {
+    let w = lines
+        .iter()
+        .map(|l| text_width(l, size))
+        .fold(0.0, f64::max);
+    let h = lines.len() as f64 * (size + 4.0);
+    let b = placer.bounds;
+    let corners = [
+        (b.x1 - 8.0 - w, b.y1 - 8.0 - h),
+        (b.x0 + 8.0, b.y0 + 8.0),
+        (b.x0 + 8.0, b.y1 - 8.0 - h),
+        (b.x1 - 8.0 - w, b.y0 + 8.0),
+    ];
+    let rect = |(x, y): (f64, f64)| Rect {
+        x0: x,
+        y0: y,
+        x1: x + w,
+        y1: y + h,
+    };
+    let (x, y) = corners
+        .iter()
+        .copied()
+        .find(|&c| placer.free(&rect(c)))
+        .unwrap_or(corners[1]);
+    placer.taken.push(rect((x, y)));
+    (x, y + size)
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces.
+pub(crate) fn wrap_text(text: &str, width: usize) -> Vec<String> {
+    let words: Vec<String> = text.split(' ').map(str::to_string).collect();
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for w in words {
+        if !cur.is_empty() && cur.chars().count() + 1 + w.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(&w);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// The legend's lines listing the labels left out (`not labelled (no room): a, b, …`): at most
+/// three lines of 64 characters, the rest counted.
+pub(crate) fn note_lines(note: &[String]) -> Vec<String> {
+    let mut names = note.to_vec();
+    if let Some(first) = names.first_mut() {
+        *first = format!("not labelled (no room): {first}");
+    }
+    let mut lines = wrap(&names, 64);
+    if lines.len() > 3 {
+        lines.truncate(3);
+        let shown = lines
+            .iter()
+            .flat_map(|l| l.split([',', ' ', ':']))
+            .filter(|w| note.iter().any(|n| n == w))
+            .count();
+        lines.push(format!("… and {} more", note.len() - shown));
+    }
+    lines
 }

@@ -32,7 +32,7 @@ mod comm;
 mod comm_draw;
 mod draw;
 pub(crate) mod frame;
-mod layout;
+pub(crate) mod layout;
 pub mod pareto;
 mod png;
 pub mod waterfall;
