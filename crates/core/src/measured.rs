@@ -286,7 +286,10 @@ impl Measurement {
             .iter()
             .filter(|p| p.working_set >= l.window.0 && p.working_set <= l.window.1)
             .collect();
-        (pts.iter().filter(|p| !p.bandwidth.stable).count(), pts.len())
+        (
+            pts.iter().filter(|p| !p.bandwidth.stable).count(),
+            pts.len(),
+        )
     }
 
     /// Whether more than half of `l`'s window's sweep points did not settle.
@@ -552,7 +555,11 @@ mod tests {
         assert_eq!(u[1], "L1d: 2 of its 3 sweep points did not settle");
         // The chip file's sources say so, for the peak and the level.
         let d = m.to_device("host", "Host");
-        let l1 = d.memory.iter().find(|l| l.name == "L1d").and_then(|l| l.bandwidth.clone());
+        let l1 = d
+            .memory
+            .iter()
+            .find(|l| l.name == "L1d")
+            .and_then(|l| l.bandwidth.clone());
         assert!(l1.is_some_and(|b| b.source.ends_with("did not settle")));
         let src = &d
             .peaks

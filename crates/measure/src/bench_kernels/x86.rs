@@ -7,10 +7,10 @@
 //! 2 FLOP per lane.
 //!
 //! Compute kernels keep independent accumulators, each updated by one instruction per
-//! iteration: [`CHAINS`] (12) of the 16 ymm registers for AVX2, enough to cover an FMA's
-//! latency (4–5 cycles) times its throughput (2 per cycle) on Intel since Haswell and AMD since
-//! Zen 2; [`CHAINS_512`] (24) of the 32 zmm registers for AVX-512, which also covers the longer
-//! latency of the dot products (`vdpbf16ps`, `vpdpbusd`, `vfmadd*ph`: up to 6–8 cycles at 2 per
+//! iteration: [`CHAINS`] (12) for the fp64 and fp32 FMAs, enough to cover an FMA's latency
+//! (4–5 cycles) times its throughput (2 per cycle) on Intel since Haswell and AMD since Zen 2;
+//! [`CHAINS_512`] (24) of the 32 zmm registers for the AVX-512 dot products and fp16 FMA, which
+//! covers their longer latency (`vdpbf16ps`, `vpdpbusd`, `vfmadd*ph`: up to 6–8 cycles at 2 per
 //! cycle). The loop then runs at the throughput limit. The accumulator is always an operand,
 //! so the compiler cannot hoist or fold the work. The AMX kernels keep four accumulator tiles
 //! (2 × 2 blocking, as oneDNN's kernels do): four independent `tdp*` per iteration.
@@ -143,7 +143,7 @@ pub fn fma_f32_avx2(iters: u64, a: f32, b: f32) -> f64 {
 pub fn fma_f64_avx512(iters: u64, a: f64, b: f64) -> f64 {
     let va = _mm512_set1_pd(a);
     let vb = _mm512_set1_pd(b);
-    let mut acc = chains512!(_mm512_setzero_pd());
+    let mut acc = chains!(_mm512_setzero_pd());
     for _ in 0..iters {
         for c in acc.iter_mut() {
             *c = _mm512_fmadd_pd(*c, va, vb);
@@ -157,7 +157,7 @@ pub fn fma_f64_avx512(iters: u64, a: f64, b: f64) -> f64 {
 pub fn fma_f32_avx512(iters: u64, a: f32, b: f32) -> f64 {
     let va = _mm512_set1_ps(a);
     let vb = _mm512_set1_ps(b);
-    let mut acc = chains512!(_mm512_setzero_ps());
+    let mut acc = chains!(_mm512_setzero_ps());
     for _ in 0..iters {
         for c in acc.iter_mut() {
             *c = _mm512_fmadd_ps(*c, va, vb);
