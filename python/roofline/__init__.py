@@ -197,6 +197,13 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
+def _bad_input(message: str, hint: str) -> RooflineError:
+    """A :class:`RooflineError` raised here, before the CLI runs, shaped as the CLI's."""
+    e = RooflineError(f"error: {message}\nhint: {hint}")
+    e.message, e.hint, e.code = message, hint, 2
+    return e
+
+
 def _flags(inputs: _Inputs, flags: Mapping[str, Any]) -> List[str]:
     """`seq_len=2048` as `--seq-len 2048`; `True` a bare flag; `False` and `None` left out."""
     argv: List[str] = []
@@ -209,7 +216,8 @@ def _flags(inputs: _Inputs, flags: Mapping[str, Any]) -> List[str]:
         if value is True:
             argv.append(flag)
         else:
-            argv += [flag, inputs.value(key, value)]
+            # `--flag=value`: a value that starts with `-` stays the flag's value.
+            argv.append(f"{flag}={inputs.value(key, value)}")
     return argv
 
 
@@ -218,7 +226,13 @@ def _document(command: Sequence[str], model: Any = None, **flags: Any) -> Docume
     with _Inputs() as inputs:
         argv = list(command)
         if model is not None:
-            argv.append(inputs.value("model", model))
+            name = inputs.value("model", model)
+            if name.startswith("-"):
+                raise _bad_input(
+                    f"model `{name}`: a model is a preset id, a path or a dict, not a flag",
+                    "pass flags as keyword arguments (seq_len=2048)",
+                )
+            argv.append(name)
         argv += _flags(inputs, flags)
         argv += ["--format", "json"]
         out = _run(argv)
