@@ -122,7 +122,7 @@ fn write_table(m: &Measurement, device: &Device, out: &mut dyn Write) -> Result<
         out,
         "Compute peaks (theoretical = threads × clock × FLOP per instruction × FMA units)"
     )?;
-    let mut t = crate::fitted_table(&[
+    let mut t = new_table(&[
         "precision",
         "kernel",
         "FLOP/instr",
@@ -161,7 +161,7 @@ fn write_table(m: &Measurement, device: &Device, out: &mut dyn Write) -> Result<
         "Memory levels, {} (bytes = loads + stores named; write-allocate not counted)",
         threads_word(m.threads)
     )?;
-    let mut t = crate::fitted_table(&[
+    let mut t = new_table(&[
         "level",
         "capacity",
         "working sets",

@@ -4,7 +4,7 @@
 //! table, JSON (`schema_version` 2, base units) or CSV (one row per kernel).
 
 use crate::units::{human_bytes_per_s, human_flops_per_s, human_intensity, human_seconds, percent};
-use crate::{align_right_from, Format, WriteError};
+use crate::{align_right_from, new_table, Format, WriteError};
 use roofline_core::device::{Device, MemoryKind};
 use roofline_core::precision::Precision;
 use roofline_core::prediction::{Ceilings, SuiteCheck};
@@ -207,7 +207,7 @@ fn write_table(
         )?;
     }
     writeln!(out)?;
-    let mut t = crate::fitted_table(&[
+    let mut t = new_table(&[
         "kernel",
         "from",
         "FLOP/B",
