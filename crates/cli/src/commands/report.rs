@@ -57,8 +57,11 @@ pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         a.analyze.reserve.memory_reserve,
     );
     let command = super::analyze::command_args(&a.analyze);
-    let chart =
+    let mut chart =
         RooflineChart::for_analysis(&model, &device, &analyses).map_err(AnalysisError::from)?;
+    if !a.analyze.plot.all_roofs {
+        chart.keep_roofs_in_use();
+    }
     let svg = render_svg(&chart).map_err(plot_failed)?;
     let mut derivations = Vec::new();
     for s in &analyses {
@@ -137,8 +140,11 @@ fn run_parallel(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         super::plot::check_plot_path(p, force)?;
     }
     let (model, system, analyses) = super::analyze_parallel::prepare(an)?;
-    let chart =
+    let mut chart =
         RooflineChart::for_parallel(&model, &system, &analyses).map_err(AnalysisError::from)?;
+    if !an.plot.all_roofs {
+        chart.keep_roofs_in_use();
+    }
     let svg = render_svg(&chart).map_err(plot_failed)?;
     let html = render_parallel_html(&ParallelHtmlReport {
         analysis: ParallelReport {
