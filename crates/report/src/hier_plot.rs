@@ -282,15 +282,7 @@ pub fn render_svg(chart: &HierChart) -> Result<String, PlotError> {
         let mut unlabelled: Vec<String> = Vec::new();
         for (spots, text, color, theoretical) in label_spots {
             // The whole label, else its name alone (the value then in the note).
-            let short = short_label(&text);
-            let found = place_text(&mut placer, &text, 13.0, &spots).map(|p| (p, text.clone()));
-            let found = found.or_else(|| {
-                unlabelled.push(text.clone());
-                (short != text)
-                    .then(|| place_text(&mut placer, &short, 13.0, &spots))
-                    .flatten()
-                    .map(|p| (p, short.clone()))
-            });
+            let found = place_or_shorten(&mut placer, &text, &spots, &mut unlabelled);
             let Some(((x, y, anchor), text)) = found else {
                 continue;
             };
@@ -328,6 +320,26 @@ pub fn render_svg(chart: &HierChart) -> Result<String, PlotError> {
         None => return Err(PlotError("plotters wrote no closing </svg>".into())),
     }
     Ok(svg)
+}
+
+/// Places a roof's label at the first free spot of `spots` (13 px), else its name alone
+/// ([`short_label`]), the whole label then listed in `unlabelled` for the note; `None` when
+/// neither fits.
+pub(crate) fn place_or_shorten(
+    placer: &mut Placer,
+    text: &str,
+    spots: &[(f64, f64, &'static str)],
+    unlabelled: &mut Vec<String>,
+) -> Option<((f64, f64, &'static str), String)> {
+    if let Some(p) = place_text(placer, text, 13.0, spots) {
+        return Some((p, text.to_string()));
+    }
+    unlabelled.push(text.to_string());
+    let short = short_label(text);
+    (short != text)
+        .then(|| place_text(placer, &short, 13.0, spots))
+        .flatten()
+        .map(|p| (p, short))
 }
 
 /// A roof's label without its value: `L2 theoretical` of `L2 theoretical 448.0 GB/s`.

@@ -8,9 +8,9 @@
 //! memory roofs up to the compute roof, the compute roof from the fastest memory roof to the
 //! right edge); that module's chart has no points, hence this one.
 
-use crate::hier_plot::{level_color, short_label, HierRoof};
+use crate::hier_plot::{level_color, place_or_shorten, HierRoof};
 use crate::plot::frame::Frame;
-use crate::plot::layout::{beside_line, place_text, text_width, wrap_text, Placer, Rect, AROUND};
+use crate::plot::layout::{beside_line, text_width, wrap_text, Placer, Rect, AROUND};
 use crate::plot::{pe, svg_to_png, xml_escape, PlotError, PlotFormat, FONT, HEIGHT, WIDTH};
 use crate::units::{human_bytes_per_s, human_flops_per_s};
 use plotters::prelude::*;
@@ -350,15 +350,7 @@ pub fn render_svg(chart: &SuiteChart) -> Result<String, PlotError> {
         } in labels
         {
             // The whole label, else its name alone (the value then in the note).
-            let short = short_label(&text);
-            let found = place_text(&mut placer, &text, 13.0, &spots).map(|p| (p, text.clone()));
-            let found = found.or_else(|| {
-                unlabelled.push(text.clone());
-                (short != text)
-                    .then(|| place_text(&mut placer, &short, 13.0, &spots))
-                    .flatten()
-                    .map(|p| (p, short.clone()))
-            });
+            let found = place_or_shorten(&mut placer, &text, &spots, &mut unlabelled);
             let Some(((x, y, anchor), text)) = found else {
                 continue;
             };
