@@ -70,23 +70,14 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
         None => None,
     };
     if let Some(path) = &a.plot.plot {
-        match &fusion {
-            Some(f) => super::plot::plot_analysis_fused(
-                path,
-                (a.plot.force, a.plot.all_roofs),
-                &model,
-                &device,
-                &analyses,
-                f,
-            )?,
-            None => super::plot::plot_analysis(
-                path,
-                (a.plot.force, a.plot.all_roofs),
-                &model,
-                &device,
-                &analyses,
-            )?,
-        }
+        super::plot::plot_analysis(
+            path,
+            (a.plot.force, a.plot.all_roofs),
+            &model,
+            &device,
+            &analyses,
+            fusion.as_deref().unwrap_or(&[]),
+        )?;
     }
     if let Some(path) = &a.profile {
         return super::import::write_profile_join(path, &analyses, a.format.format.into(), out);

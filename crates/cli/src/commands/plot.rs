@@ -53,19 +53,6 @@ pub(crate) fn write_plot(
     write_output(path, force, &bytes)
 }
 
-/// `analyze --plot`: every operator of every stage on the chip's roofline.
-pub(crate) fn plot_analysis(
-    path: &Path,
-    (force, all_roofs): (bool, bool),
-    model: &Transformer,
-    device: &Device,
-    analyses: &[StageAnalysis],
-) -> Result<(), CliError> {
-    let chart =
-        RooflineChart::for_analysis(model, device, analyses).map_err(AnalysisError::from)?;
-    write_plot(path, force, all_roofs, &chart)
-}
-
 /// `analyze --plot` with the parallel flags: one device's operators on the chip's roofline,
 /// its collectives on the communication panel under it.
 pub(crate) fn plot_parallel(
@@ -80,9 +67,9 @@ pub(crate) fn plot_parallel(
     write_plot(path, force, all_roofs, &chart)
 }
 
-/// `analyze --plot FILE --fusion PRESET`: the operators, and each stage's fused kernels as their
-/// own points.
-pub(crate) fn plot_analysis_fused(
+/// `analyze --plot`: every operator of every stage on the chip's roofline, and with
+/// `--fusion` (one comparison per stage; empty without) each stage's fused kernels.
+pub(crate) fn plot_analysis(
     path: &Path,
     (force, all_roofs): (bool, bool),
     model: &Transformer,

@@ -25,61 +25,56 @@ pub const CHAINS: usize = 12;
 /// two of the 32 zmm registers hold the operands).
 pub const CHAINS_512: usize = 24;
 
-/// Runs `iters` × 128 dependent `imul r64, r64` (`x = x · y`, `y` = 3 in a register; 3 cycles
-/// of latency on every x86-64 core since Intel Nehalem and AMD Zen: Agner Fog, instruction
-/// tables; uops.info), returning `128 × max(iters, 1)`: the instructions run. A multiplier has
-/// no shortcut for a register operand, so the time is 3 × 128 × iters core cycles.
-pub fn imul_chain(iters: u64) -> u64 {
-    let mut x: u64 = 1;
-    let y: u64 = core::hint::black_box(3);
-    let mut n: u64 = iters.max(1);
-    // SAFETY: register-only integer arithmetic and a backward branch inside the block; no memory
-    // or stack access (`nomem, nostack`); the flags it changes are not preserved, as asm! assumes
-    // by default.
-    unsafe {
-        asm!(
-            "2:",
-            ".rept 128",
-            "imul {x}, {y}",
-            ".endr",
-            "dec {n}",
-            "jnz 2b",
-            x = inout(reg) x,
-            y = in(reg) y,
-            n = inout(reg) n,
-            options(nomem, nostack),
-        );
-    }
-    let _ = (x, n);
-    128 * iters.max(1)
+/// A clock chain: `iters` × 128 dependent `$insn {x}, {y}` with `y` = `$y` in a register (so
+/// no renamer can fold it as Golden Cove folds `add reg, imm`), returning `128 × max(iters, 1)`:
+/// the instructions run.
+macro_rules! clock_chain {
+    ($(#[$doc:meta])* $name:ident, $insn:literal, $x0:expr, $y:expr) => {
+        $(#[$doc])*
+        pub fn $name(iters: u64) -> u64 {
+            let mut x: u64 = $x0;
+            let y: u64 = core::hint::black_box($y);
+            let mut n: u64 = iters.max(1);
+            // SAFETY: register-only integer arithmetic and a backward branch inside the block;
+            // no memory or stack access (`nomem, nostack`); the flags it changes are not
+            // preserved, as asm! assumes by default.
+            unsafe {
+                asm!(
+                    "2:",
+                    ".rept 128",
+                    concat!($insn, " {x}, {y}"),
+                    ".endr",
+                    "dec {n}",
+                    "jnz 2b",
+                    x = inout(reg) x,
+                    y = in(reg) y,
+                    n = inout(reg) n,
+                    options(nomem, nostack),
+                );
+            }
+            let _ = (x, n);
+            128 * iters.max(1)
+        }
+    };
 }
 
-/// Runs `iters` × 128 dependent `add r64, r64` (`x = x + y`, `y` in a register; 1 cycle of
-/// latency), returning `128 × max(iters, 1)`. Unlike `add reg, imm`, which Intel's Golden
-/// Cove and later cores fold at rename (several per cycle), an add of a register's unknown
-/// value has to execute, one per cycle on every x86-64 core.
-pub fn add_chain(iters: u64) -> u64 {
-    let mut x: u64 = 0;
-    let y: u64 = core::hint::black_box(1);
-    let mut n: u64 = iters.max(1);
-    // SAFETY: as `imul_chain`: registers only, no memory or stack.
-    unsafe {
-        asm!(
-            "2:",
-            ".rept 128",
-            "add {x}, {y}",
-            ".endr",
-            "dec {n}",
-            "jnz 2b",
-            x = inout(reg) x,
-            y = in(reg) y,
-            n = inout(reg) n,
-            options(nomem, nostack),
-        );
-    }
-    let _ = n;
-    x
-}
+clock_chain!(
+    /// 128 × iters dependent `imul r64, r64` (`x = x · 3`): 3 cycles of latency on every x86-64
+    /// core since Intel Nehalem and AMD Zen (Agner Fog, instruction tables; uops.info); a
+    /// multiplier has no shortcut for a register operand.
+    imul_chain,
+    "imul",
+    1,
+    3
+);
+clock_chain!(
+    /// 128 × iters dependent `add r64, r64` (`x = x + 1`, the 1 in a register): 1 cycle of
+    /// latency on every x86-64 core.
+    add_chain,
+    "add",
+    0,
+    1
+);
 
 macro_rules! chains {
     ($init:expr) => {
