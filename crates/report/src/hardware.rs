@@ -98,7 +98,7 @@ pub fn write_list(
             writeln!(out, "{t}")?;
             writeln!(
                 out,
-                "dense peaks (never 2:4-sparse figures); ridge point = peak / main-memory bandwidth. `roofline hardware show ID` for every figure and its source."
+                "dense peaks (never 2:4-sparse figures); ridge point = peak / main-memory bandwidth. `roofline hardware show ID --sources` for every figure and its source."
             )?;
             for d in devices {
                 if let Some(why) = d.unusable_reason() {
