@@ -389,6 +389,38 @@ mod tests {
     }
 
     #[test]
+    fn effective_capacity_clock_and_unsettled_lines() -> Result<(), Box<dyn std::error::Error>> {
+        let mut m = sample();
+        // An L3 the OS calls 100 MiB whose bandwidth falls at 24 MiB: a share of a shared cache.
+        m.levels.push(MeasuredLevel {
+            kind: MemoryKind::L3,
+            name: "L3".into(),
+            capacity: Some(100.0 * 1048576.0),
+            effective_capacity: Some(24.0 * 1048576.0),
+            ..m.levels[0].clone()
+        });
+        m.clock_source = "3.500 GHz from the chains".into();
+        m.unsettled = vec!["fp32 peak: spread 30 %".into()];
+        let device = m.to_device("host", "Host");
+        let mut out = Vec::new();
+        write_measurement(&m, &device, Format::Table, &mut out)?;
+        let t = String::from_utf8(out)?;
+        assert!(t.contains("100 MiB (falls at 24 MiB)"), "{t}");
+        assert!(t.contains("Clock: 3.500 GHz from the chains"), "{t}");
+        assert!(t.contains("Did not settle"), "{t}");
+        assert!(t.contains("fp32 peak: spread 30 %"), "{t}");
+        // The chip takes the 24 MiB the sweep showed, not the OS's 100.
+        let l3 = device
+            .memory
+            .iter()
+            .find(|l| l.name == "L3")
+            .and_then(|l| l.capacity.as_ref())
+            .ok_or("no L3 capacity")?;
+        assert_eq!(l3.value.get(), 24.0 * 1048576.0);
+        Ok(())
+    }
+
+    #[test]
     fn binary_sizes() {
         assert_eq!(human_binary(32768.0), "32 KiB");
         // 16 KiB · √2 = 23170 bytes = 22.63 KiB.
