@@ -842,11 +842,12 @@ def read_readme_flags() -> dict[int, str]:
 
 
 def platform_tail(path: Path) -> str:
-    """The ``[platform]`` section of the existing file, kept as written.
+    """The ``[platform]`` section of the existing file and what follows it, kept as written.
 
     The platform (the node a chip is sold in, its links per GPU per direction and their
-    latencies) is not in the csv: it is written by hand, with its sources, at the end of the
-    file, and survives regeneration."""
+    latencies) and the chip's own measured ``[efficiency]`` shares are not in the csv: they
+    are written by hand, with their sources, at the end of the file, and survive
+    regeneration."""
     if not path.exists():
         return ""
     old = path.read_text(encoding="utf-8")
@@ -859,7 +860,7 @@ def check(path: Path, text: str, dev_id: str) -> None:
     """Parses the written file back with tomllib and checks the schema and the value ranges."""
     doc = tomllib.loads(text)
     assert doc["id"] == dev_id == path.stem, path
-    allowed = {"id", "name", "vendor", "notes", "peak_flops_per_s", "memory", "compute", "interconnect", "host", "platform"}
+    allowed = {"id", "name", "vendor", "notes", "peak_flops_per_s", "memory", "compute", "interconnect", "host", "platform", "efficiency"}
     assert set(doc) <= allowed, (path, set(doc) - allowed)
 
     def pos(c, what, hi):

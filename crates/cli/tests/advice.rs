@@ -16,16 +16,17 @@ fn f(v: &Value, ptr: &str) -> Result<f64, String> {
 }
 
 /// Σ count × (time + launch) over a stage's rows: the step, summed by hand.
-fn step_by_hand(stage: &Value) -> Result<f64, String> {
+/// The stage's bound (Σ count × time) and its launches (Σ count × launch overhead), summed
+/// from its rows.
+fn step_by_hand(stage: &Value) -> Result<(f64, f64), String> {
     let ops = stage["ops"].as_array().ok_or("ops")?;
-    let mut t = 0.0;
+    let (mut t, mut l) = (0.0, 0.0);
     for o in ops {
         let n = o["count"].as_f64().ok_or("count")?;
-        t += n
-            * (o["time_s"].as_f64().ok_or("time_s")?
-                + o["launch_overhead_s"].as_f64().ok_or("launch")?);
+        t += n * o["time_s"].as_f64().ok_or("time_s")?;
+        l += n * o["launch_overhead_s"].as_f64().ok_or("launch")?;
     }
-    Ok(t)
+    Ok((t, l))
 }
 
 fn stdout_of(args: &[&str]) -> Result<String, Box<dyn std::error::Error>> {
@@ -52,12 +53,23 @@ fn analyze_opens_with_ttft_tpot_and_tokens_per_s() -> TestResult {
     ];
     let v = json_of(&args);
     assert_valid("analyze", &v, "analyze with the headline");
-    let (ttft, tpot) = (
+    let ((ttft, lp), (tpot, ld)) = (
         step_by_hand(&v["stages"][0])?,
         step_by_hand(&v["stages"][1])?,
     );
+    // The headline is the bound; the launches are the named addend beside it.
     assert!(close(f(&v, "/headline/prefill/ttft_s")?, ttft, 1e-9));
     assert!(close(f(&v, "/headline/decode/tpot_s")?, tpot, 1e-9));
+    assert!(close(
+        f(&v, "/headline/prefill/launch_and_host_s")?,
+        lp,
+        1e-9
+    ));
+    assert!(close(
+        f(&v, "/headline/decode/launch_and_host_s")?,
+        ld,
+        1e-9
+    ));
     // 4 prompts of 512 tokens; 4 sequences, one token each per step.
     assert_eq!(v["headline"]["prefill"]["prompt_tokens"], 2048);
     assert!(close(
@@ -74,7 +86,8 @@ fn analyze_opens_with_ttft_tpot_and_tokens_per_s() -> TestResult {
         first.contains(" · TPOT ") && first.contains("output tokens/s"),
         "{first}"
     );
-    assert!(first.ends_with("(roofline time + one launch per kernel, as the tables sum it; `roofline generate` gives the bound beside an estimate)"));
+    assert!(first.ends_with("(roofline bound: every kernel at its roof, every collective at its α–β bound, no launch cost; `roofline generate` gives an estimate beside it)"), "{first}");
+    assert!(first.contains("(+ launch and host "), "{first}");
     // The headline comes before the first operator table.
     let (h, table) = (text.find("serving:"), text.find("| operator"));
     assert!(h < table);

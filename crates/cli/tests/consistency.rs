@@ -312,3 +312,161 @@ fn the_memory_reserve_is_counted_and_checked() {
         .code(2)
         .stderr(predicates::str::contains("has no unit"));
 }
+
+/// A command's JSON for string arguments.
+fn json(args: &[&str]) -> Value {
+    json_of(args)
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs())
+}
+
+/// One pricing of a step: the bound is the same figure in `analyze` (its parallel step) and in
+/// `generate` (its TPOT), and neither has the launches in it: they are the named addend
+/// `launch_and_host_s`, the chip's 5 µs once per kernel.
+#[test]
+fn the_bound_of_a_decode_step_is_one_figure_and_launches_are_beside_it() {
+    let a = json(&[
+        "analyze",
+        "llama-3.1-70b",
+        "--hardware",
+        "h100-sxm",
+        "--tp",
+        "8",
+        "--stage",
+        "decode",
+        "--batch",
+        "16",
+        "--context",
+        "4096",
+    ]);
+    let g = json(&[
+        "generate",
+        "llama-3.1-70b",
+        "--hardware",
+        "h100-sxm",
+        "--tp",
+        "8",
+        "--batch",
+        "16",
+        "--prompt",
+        "4096",
+        "--generate",
+        "2",
+        "--no-flash-attention",
+    ]);
+    let step = num(&a, "/stages/0/step_time_s");
+    let path = num(&a, "/stages/0/schedule/critical_path_s");
+    assert_eq!(step, path, "the bound is the critical path, no launch");
+    assert!(close(num(&g, "/bound/tpot"), step, 1e-12));
+    assert_eq!(num(&a, "/headline/decode/tpot_s"), step);
+    // The launches: one per kernel, 5 µs each on the H100 SXM.
+    let kernels = num(&a, "/stages/0/totals/kernels");
+    let launch = num(&a, "/stages/0/launch_and_host_s");
+    assert!(
+        close(launch, kernels * 5e-6, 1e-12),
+        "{launch} vs {kernels} × 5 µs"
+    );
+    assert_eq!(num(&a, "/headline/decode/launch_and_host_s"), launch);
+}
+
+/// `sweep` prices a decode step the same with or without a parallel flag (`--tp 1` is one
+/// device): the bound, launches outside it in both.
+#[test]
+fn sweep_prices_a_step_the_same_with_and_without_tp_1() {
+    let args = [
+        "sweep",
+        "llama-3.1-8b",
+        "--hardware",
+        "a6000",
+        "--stage",
+        "decode",
+        "--batch",
+        "20",
+        "--context",
+        "8192",
+    ];
+    let one = json(&args);
+    let mut tp: Vec<&str> = args.to_vec();
+    tp.extend(["--tp", "1"]);
+    let tp1 = json(&tp);
+    let a = num(&one, "/groups/0/points/0/step_time_s");
+    let b = num(&tp1, "/series/0/points/0/step_time_s");
+    assert_eq!(a, b);
+}
+
+/// The simulator prices its steps exactly as `generate` prices a request: one request alone
+/// has the TTFT and TPOT of `generate --batch 1` on every preset, mixtures of experts included
+/// (their experts touched are evaluated at each step's tokens, not fitted).
+#[test]
+fn serve_sim_with_one_request_is_generate_at_batch_1_on_every_preset() {
+    for model in presets() {
+        // The smallest layout whose KV cache has room beside the weights (GPT-3 175B and
+        // DeepSeek-V3 need several H100s; heads must divide by the tensor-parallel degree).
+        let sim = |tp: &str, pp: &str| {
+            roofline()
+                .args([
+                    "serve-sim",
+                    &model,
+                    "--hardware",
+                    "h100-sxm",
+                    "--tp",
+                    tp,
+                    "--pp",
+                    pp,
+                ])
+                .args(["--requests", "1", "--prompt-dist", "fixed:512"])
+                .args([
+                    "--output-dist",
+                    "fixed:16",
+                    "--rate",
+                    "1/s",
+                    "--format",
+                    "json",
+                ])
+                .output()
+                .expect("runs")
+        };
+        let layouts = [
+            ("1", "1"),
+            ("2", "1"),
+            ("4", "1"),
+            ("8", "1"),
+            ("8", "2"),
+            ("8", "4"),
+        ];
+        let (tp, pp, out) = layouts
+            .iter()
+            .map(|&(tp, pp)| (tp, pp, sim(tp, pp)))
+            .find(|(_, _, o)| o.status.success())
+            .unwrap_or_else(|| panic!("{model}: no layout up to tp 8 × pp 4 serves it"));
+        let s: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let g = json(&[
+            "generate",
+            &model,
+            "--hardware",
+            "h100-sxm",
+            "--tp",
+            tp,
+            "--pp",
+            pp,
+            "--batch",
+            "1",
+            "--prompt",
+            "512",
+            "--generate",
+            "16",
+        ]);
+        let (gt, st) = (num(&g, "/bound/ttft"), num(&s, "/summary/ttft/mean"));
+        assert!(
+            close(gt, st, 1e-9),
+            "{model}: TTFT generate {gt} serve-sim {st}"
+        );
+        let (gp, sp) = (num(&g, "/bound/tpot"), num(&s, "/summary/tpot/mean"));
+        assert!(
+            close(gp, sp, 1e-9),
+            "{model}: TPOT generate {gp} serve-sim {sp}"
+        );
+    }
+}

@@ -82,8 +82,8 @@ fn the_waterfall_sums_to_the_peak_and_the_bound_is_never_slower() -> TestResult 
     assert!(bound <= estimate, "bound {bound} s > estimate {estimate} s");
     assert!(num(&v["bound"]["mfu"])? >= num(&v["estimate"]["mfu"])?);
     assert_eq!(v["bound"]["efficiency"]["matmul"], 1.0);
-    // The published matmul share: 230 of 312 TFLOP/s.
-    assert!((num(&v["estimate"]["efficiency"]["matmul"])? - 230.0 / 312.0).abs() < 1e-12);
+    // The A100's own matmul share (its chip file): 230 of 312 TFLOP/s, to four digits.
+    assert!((num(&v["estimate"]["efficiency"]["matmul"])? - 230.0 / 312.0).abs() < 1e-4);
     Ok(())
 }
 

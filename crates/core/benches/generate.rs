@@ -12,7 +12,8 @@ use roofline_core::comm::System;
 use roofline_core::fixtures;
 use roofline_core::memory::Reserve;
 use roofline_core::parallel::Layout;
-use roofline_core::serve::{generate, Mix, Request, ServingEfficiency, StepModel};
+use roofline_core::pricing::Estimate;
+use roofline_core::serve::{generate, Mix, Request, StepModel};
 use roofline_core::workload::Workload;
 use std::hint::black_box;
 use std::time::Duration;
@@ -27,7 +28,7 @@ fn bench(c: &mut Criterion) {
         batch: 16,
         cached_prefix: 0,
     };
-    let eff = ServingEfficiency::published();
+    let eff = Estimate::published();
     c.bench_function("generate: llama-2-7b, 16 × (2048 + 256), one H100", |b| {
         b.iter(|| {
             generate(

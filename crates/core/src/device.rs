@@ -227,6 +227,11 @@ pub struct Device {
     pub platform: Option<crate::comm::Platform>,
     /// Caveats about the figures (conflicts, derivations, unverified values).
     pub notes: Vec<String>,
+    /// The shares of its roofs real kernels reach on this chip, with their source, where the
+    /// chip file gives them (`[efficiency]`); `None`: the published shares
+    /// ([`Device::efficiency`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efficiency: Option<Cited<crate::pricing::Efficiency>>,
 }
 
 /// A question the device cannot answer: a precision it has no peak for, or no main-memory
@@ -307,6 +312,22 @@ impl DeviceError {
 }
 
 impl Device {
+    /// The shares of its roofs an estimate on this chip is priced at: the chip file's own
+    /// (`[efficiency]`), else [`crate::pricing::Efficiency::published`].
+    pub fn efficiency(&self) -> crate::pricing::Efficiency {
+        self.efficiency
+            .as_ref()
+            .map_or_else(crate::pricing::Efficiency::published, |c| c.value)
+    }
+
+    /// Where [`Device::efficiency`] comes from, in words.
+    pub fn efficiency_source(&self) -> &str {
+        match &self.efficiency {
+            Some(c) => &c.source,
+            None => crate::pricing::PUBLISHED_SOURCE,
+        }
+    }
+
     /// The dense peak for `precision`, if the chip has one.
     pub fn peak(&self, precision: Precision) -> Result<FlopPerSec, DeviceError> {
         self.peaks
@@ -434,6 +455,7 @@ impl Device {
                 host_link: None,
                 platform: None,
                 notes: Vec::new(),
+                efficiency: None,
             },
         }
     }
@@ -499,6 +521,15 @@ impl DeviceBuilder {
     /// Largest shared memory one SM can use, in bytes.
     pub fn shared_memory_per_sm(mut self, bytes: Bytes, source: impl Into<String>) -> Self {
         self.device.shared_memory_per_sm = Some(Cited::new(bytes, source));
+        self
+    }
+    /// The shares of the roofs real kernels reach on this chip ([`Device::efficiency`]).
+    pub fn efficiency(
+        mut self,
+        efficiency: crate::pricing::Efficiency,
+        source: impl Into<String>,
+    ) -> Self {
+        self.device.efficiency = Some(Cited::new(efficiency, source));
         self
     }
     /// Fixed cost of launching one kernel, in seconds.

@@ -69,6 +69,7 @@ pub fn h100_sxm() -> Device {
         host_link: None,
         platform: None,
         notes: vec![],
+        efficiency: None,
     }
 }
 
@@ -99,5 +100,6 @@ pub fn a6000() -> Device {
         host_link: None,
         platform: None,
         notes: vec![],
+        efficiency: None,
     }
 }

@@ -11,6 +11,8 @@
 //! - [`model`], [`workload`], [`decoder`], [`graph`]: a transformer's operator graph for one
 //!   forward pass.
 //! - [`analysis`]: the graph evaluated on a chip.
+//! - [`pricing`]: one pricing of a step (the bound, or an estimate at the chip's
+//!   [`pricing::Efficiency`]), launch and host overhead a named addend.
 //! - [`train`]: a training step: the backward pass and recomputation as a pass over the
 //!   forward graph, the optimizer update, model and hardware FLOPs, and the memory per device
 //!   (model states under ZeRO, activations).
@@ -59,6 +61,7 @@ pub mod ops;
 pub mod parallel;
 pub mod precision;
 pub mod prediction;
+pub mod pricing;
 pub mod profile;
 pub mod roofline;
 pub mod serve;

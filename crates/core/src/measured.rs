@@ -450,6 +450,7 @@ impl Measurement {
             host_link: None,
             platform: None,
             notes,
+            efficiency: None,
         }
     }
 }

@@ -746,6 +746,7 @@ mod tests {
             host_link: None,
             platform: None,
             notes: vec![],
+            efficiency: None,
         }
     }
 

@@ -54,7 +54,10 @@ fn request(system: &str, batch: u64, tp: u32) -> TestResult<(f64, f64)> {
     };
     let step = |w: Workload| -> TestResult<(f64, f64)> {
         let s = analyze_parallel(&model, &w, &system, layout, Reserve::DEFAULT)?;
-        Ok((s.schedule.step.get(), s.step_time().get()))
+        Ok((
+            s.step_time().get(),
+            (s.step_time() + s.launch_and_host()).get(),
+        ))
     };
     let mut total = step(Workload::new(Stage::Prefill, batch, PROMPT, PROMPT))?;
     for context in PROMPT..PROMPT + OUTPUT - 1 {

@@ -24,8 +24,9 @@ use roofline_core::comm::System;
 use roofline_core::memory::Reserve;
 use roofline_core::parallel::Layout;
 use roofline_core::precision::Precision;
+use roofline_core::pricing::Estimate;
 use roofline_core::serve::chunked::chunked_prefill;
-use roofline_core::serve::{generate, Request, ServingEfficiency, StepModel};
+use roofline_core::serve::{generate, Request, StepModel};
 use roofline_core::workload::{Precisions, Workload};
 use roofline_inputs::config::load_model;
 use roofline_inputs::hardware::find_device;
@@ -164,7 +165,7 @@ fn predict(r: &Row) -> TestResult<Option<Outcome>> {
         tp,
         ..Layout::SINGLE
     };
-    let eff = ServingEfficiency::published().with_cuda_graphs(true);
+    let eff = Estimate::published().with_cuda_graphs(true);
     let g = generate(&m, &base, &req, &system, layout, Reserve::DEFAULT, &eff)?;
     let v: f64 = field(r, "value").parse()?;
     let metric = field(r, "metric").to_string();

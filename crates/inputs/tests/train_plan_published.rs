@@ -139,7 +139,7 @@ fn gpt3_175b_best_2021_plan_misses_the_2021_projection_in_its_band() -> TestResu
 fn gpt3_175b_table1_style_layout_is_within_15_percent_of_published() -> TestResult {
     use roofline_core::parallel::Layout;
     use roofline_core::train::backward::Recompute;
-    use roofline_core::train::{predict, Efficiency, TrainingJob};
+    use roofline_core::train::{predict, TrainingJob};
     // Table 1's neighbouring row (145.6B on 1,536 GPUs) ran t = 8, p = 8: the same on 1,024
     // GPUs leaves d = 1024 / 64 = 16; micro-batch 1, 1F1B, full recomputation, Megatron's
     // fused softmax, gradients reduced after the backward, blocking sends.
@@ -160,7 +160,7 @@ fn gpt3_175b_table1_style_layout_is_within_15_percent_of_published() -> TestResu
         )
     }
     .as_megatron_2022();
-    let e = predict(&model, &system, &job, &Efficiency::published())?;
+    let e = predict(&model, &system, &job, &system.chip.efficiency())?;
     let published = published_step();
     let ours = e.step_time.get();
     eprintln!("t8 p8 d16 1F1B: {ours:.2} s against {published:.2} s published");

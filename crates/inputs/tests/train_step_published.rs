@@ -13,7 +13,7 @@
 //!   interleaving where it helps; its absence makes our bubble larger, not smaller).
 //!
 //! Each row: the roofline bound never above the measured time; the estimate (the published
-//! efficiencies of `roofline_core::train::efficiency`) within 15 % of it, except the rows of
+//! efficiencies of `roofline_core::pricing`) within 15 % of it, except the rows of
 //! [`MISSES`], each within its own wider bound for the reason it gives (and failing if it
 //! comes back within 15 %, so that the list stays true).
 

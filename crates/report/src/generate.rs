@@ -12,7 +12,6 @@ use roofline_core::model::Transformer;
 use roofline_core::serve::capacity::Fit;
 use roofline_core::serve::chunked::ChunkedPrefill;
 use roofline_core::serve::disaggregate::{Bottleneck, Disaggregated};
-use roofline_core::serve::efficiency::SOURCE;
 use roofline_core::serve::speculative::Speculative;
 use roofline_core::serve::{Generation, Latency};
 use std::io::Write;
@@ -145,12 +144,25 @@ fn show(v: f64, unit: &str) -> String {
     }
 }
 
+/// Where the estimate's shares come from: the chip's ([`roofline_core::device::Device::efficiency_source`])
+/// or `--efficiency`.
+pub(crate) fn efficiency_source(
+    g: &roofline_core::serve::Generation,
+    chip: &roofline_core::device::Device,
+) -> String {
+    if g.efficiency.efficiency == chip.efficiency() {
+        chip.efficiency_source().to_string()
+    } else {
+        "--efficiency".to_string()
+    }
+}
+
 fn launch_words(r: &GenerateReport<'_>) -> String {
     let g = r.generation;
     let chip = &r.system.chip;
     let per = human_seconds(chip.launch_overhead.value.get());
     let kernels = g.prefill.totals.kernels;
-    match (chip.launch_model, g.efficiency.cuda_graphs) {
+    match (chip.launch_model, g.efficiency.launches.cuda_graphs) {
         (LaunchModel::PerProgram, _) => {
             format!("one launch a step ({per}: the chip runs a step as one compiled program)")
         }
@@ -185,7 +197,7 @@ fn write_table(r: &GenerateReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
     }
     crate::align_right_from(&mut t, 1);
     writeln!(out, "{t}")?;
-    let eff = &g.efficiency.shares;
+    let eff = &g.efficiency.efficiency;
     writeln!(
         out,
         "bound: the roofline time of every step (each kernel at max(FLOPs/peak, bytes/bandwidth), \
@@ -193,19 +205,15 @@ fn write_table(r: &GenerateReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
     )?;
     writeln!(
         out,
-        "estimate: η_matmul {:.3} (fp8 {:.3}), η_memory {:.3}, η_network {:.3} ({}); launches {}.",
+        "estimate: η_matmul {:.3} (fp8 {:.3}, attention {:.3}), η_vector {:.3}, η_memory {:.3}, \
+         η_network {:.3} ({}); launches {}.",
         eff.matmul,
-        g.efficiency.fp8_matmul,
+        eff.matmul_fp8,
+        eff.attention,
+        eff.vector,
         eff.memory,
         eff.network,
-        if g.efficiency
-            == roofline_core::serve::ServingEfficiency::published()
-                .with_cuda_graphs(g.efficiency.cuda_graphs)
-        {
-            SOURCE
-        } else {
-            "--efficiency"
-        },
+        efficiency_source(g, &r.system.chip),
         launch_words(r),
     )?;
     if let (Some(f), Some(l)) = (&g.first_decode, &g.last_decode) {

@@ -1,13 +1,14 @@
 //! The serving headline in words, as a JSON object and as HTML: TTFT, TPOT and tokens/s
-//! ([`roofline_core::serve::headline`] computes them), each labelled as the roofline time plus launches the tables sum.
+//! ([`roofline_core::serve::headline`] computes them), each the roofline bound with the launch
+//! and host overhead beside it.
 
 use crate::units::human_seconds;
 use roofline_core::serve::headline::Headline;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-/// What every headline figure is: a bound, with the launch overhead in it.
-pub const BOUND_LABEL: &str = "roofline time + one launch per kernel, as the tables sum it; `roofline generate` gives the bound beside an estimate";
+/// What every headline figure is: the bound, launches beside it.
+pub const BOUND_LABEL: &str = "roofline bound: every kernel at its roof, every collective at its α–β bound, no launch cost; `roofline generate` gives an estimate beside it";
 
 /// A rate in tokens/s with three significant figures at most (`46.4`, `8386`).
 pub fn rate(v: f64) -> String {
@@ -32,7 +33,11 @@ fn parts(h: &Headline) -> Vec<String> {
     };
     let mut parts = Vec::new();
     if let Some(p) = &h.prefill {
-        parts.push(format!("TTFT {}", human_seconds(p.ttft.get())));
+        parts.push(format!(
+            "TTFT {} (+ launch and host {})",
+            human_seconds(p.ttft.get()),
+            human_seconds(p.launch_and_host.get())
+        ));
         if h.decode.is_none() {
             parts.push(format!(
                 "{} prompt tokens/s{}",
@@ -42,7 +47,11 @@ fn parts(h: &Headline) -> Vec<String> {
         }
     }
     if let Some(d) = &h.decode {
-        parts.push(format!("TPOT {}", human_seconds(d.tpot.get())));
+        parts.push(format!(
+            "TPOT {} (+ launch and host {})",
+            human_seconds(d.tpot.get()),
+            human_seconds(d.launch_and_host.get())
+        ));
         parts.push(format!(
             "{} output tokens/s{}",
             rate(d.output_tokens_per_s),
@@ -74,8 +83,10 @@ pub fn headline_html(h: &Headline) -> String {
 /// The prefill half of the headline.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PrefillHeadlineDoc {
-    /// Time to first token: the prefill pass (roofline time + launch overhead), seconds.
+    /// Time to first token: the prefill pass's roofline bound, seconds.
     pub ttft_s: f64,
+    /// The prefill's launch and host overhead, seconds (beside the bound, not in it).
+    pub launch_and_host_s: f64,
     /// Prompt tokens in the pass (batch × seq_len).
     pub prompt_tokens: u64,
     /// prompt_tokens ÷ ttft_s, tokens/s.
@@ -87,8 +98,10 @@ pub struct PrefillHeadlineDoc {
 /// The decode half of the headline.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct DecodeHeadlineDoc {
-    /// Time per output token: one decode step (roofline time + launch overhead), seconds.
+    /// Time per output token: one decode step's roofline bound, seconds.
     pub tpot_s: f64,
+    /// The decode step's launch and host overhead, seconds (beside the bound, not in it).
+    pub launch_and_host_s: f64,
     /// Sequences, each emitting one token per step.
     pub batch: u64,
     /// batch ÷ tpot_s, tokens/s.
@@ -97,8 +110,8 @@ pub struct DecodeHeadlineDoc {
     pub output_tokens_per_s_per_device: f64,
 }
 
-/// The serving headline: the roofline time of each step plus one launch overhead per kernel
-/// (as the tables sum it); a stage not analysed is `null`.
+/// The serving headline: the roofline bound of each step, its launch and host overhead beside
+/// it; a stage not analysed is `null`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct HeadlineDoc {
     /// Devices of one replica (1 on one chip).
@@ -116,12 +129,14 @@ impl HeadlineDoc {
             devices: h.devices,
             prefill: h.prefill.map(|p| PrefillHeadlineDoc {
                 ttft_s: p.ttft.get(),
+                launch_and_host_s: p.launch_and_host.get(),
                 prompt_tokens: p.prompt_tokens,
                 prompt_tokens_per_s: p.prompt_tokens_per_s,
                 prompt_tokens_per_s_per_device: p.prompt_tokens_per_s_per_device,
             }),
             decode: h.decode.map(|d| DecodeHeadlineDoc {
                 tpot_s: d.tpot.get(),
+                launch_and_host_s: d.launch_and_host.get(),
                 batch: d.batch,
                 output_tokens_per_s: d.output_tokens_per_s,
                 output_tokens_per_s_per_device: d.output_tokens_per_s_per_device,
@@ -143,6 +158,7 @@ mod tests {
             batch,
             tokens,
             step: Seconds(step),
+            launch_and_host: Seconds(step / 100.0),
             devices,
         }
     }
@@ -157,7 +173,8 @@ mod tests {
         assert_eq!(
             headline_line(&h),
             format!(
-                "serving: TTFT 250.00 ms · TPOT 20.00 ms · 50.0 output tokens/s ({BOUND_LABEL})"
+                "serving: TTFT 250.00 ms (+ launch and host 2.50 ms) · TPOT 20.00 ms (+ launch \
+                 and host 200.0 µs) · 50.0 output tokens/s ({BOUND_LABEL})"
             )
         );
     }
@@ -169,7 +186,8 @@ mod tests {
         assert_eq!(
             headline_line(&h),
             format!(
-                "serving: TTFT 500.00 ms · 8192 prompt tokens/s (1024 per device, 8 devices) \
+                "serving: TTFT 500.00 ms (+ launch and host 5.00 ms) · 8192 prompt tokens/s (1024 \
+                 per device, 8 devices) \
                  ({BOUND_LABEL})"
             )
         );

@@ -194,7 +194,8 @@ pub(crate) fn collective_lines(s: &ParallelStage) -> Vec<String> {
 }
 
 /// The step on two streams in one sentence: compute + exposed communication = the critical
-/// path, + launch = the step time; the communication in all and the share hidden.
+/// path, the bound; launch and host beside it, and the two together; the communication in all
+/// and the share hidden.
 pub(crate) fn step_line(s: &ParallelStage) -> String {
     let sc = &s.schedule;
     let communication = if sc.communication.get() > 0.0 {
@@ -207,12 +208,12 @@ pub(crate) fn step_line(s: &ParallelStage) -> String {
         "no communication".to_string()
     };
     format!(
-        "step (critical path on a compute and a communication stream, lower bounds): compute {} + exposed communication {} = {} + launch {} = {}; {communication}",
+        "step (critical path on a compute and a communication stream): bound = compute {} + exposed communication {} = {}; + launch and host {} = {}; {communication}",
         human_seconds(sc.compute.get()),
         human_seconds(sc.exposed.get()),
         human_seconds(sc.step.get()),
-        human_seconds(s.totals.launch_overhead.get()),
-        human_seconds(s.step_time().get()),
+        human_seconds(s.launch_and_host().get()),
+        human_seconds((s.step_time() + s.launch_and_host()).get()),
     )
 }
 

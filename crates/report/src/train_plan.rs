@@ -158,7 +158,7 @@ pub fn write_train_plan(
             )?;
             writeln!(
                 out,
-                "estimates at the published efficiencies (roofline_core::train::efficiency), bounds at the roofs; ranked by the estimated step"
+                "estimates at the chip's efficiency (roofline_core::pricing::Efficiency), bounds at the roofs; ranked by the estimated step"
             )?;
             Ok(())
         }

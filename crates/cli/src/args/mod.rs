@@ -16,7 +16,7 @@ mod plan;
 mod report;
 mod serve_sim;
 mod sweep;
-mod train;
+pub(crate) mod train;
 mod ui;
 mod values;
 

@@ -82,12 +82,19 @@ impl From<OptimizerArg> for Optimizer {
     }
 }
 
-/// `--efficiency matmul=0.74,network=0.8,memory=1`: the shares that replace the published
-/// estimate's, each in [0.01, 1]; a share not named keeps the published value (named twice: refused).
+/// `--efficiency matmul=0.74,network=0.8,memory=1`: the shares that replace the chip's
+/// ([`roofline_core::device::Device::efficiency`]), each in [0.01, 1]; a share not named keeps
+/// the chip's value (named twice: refused).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct EfficiencyOverride {
     /// η_matmul.
     pub matmul: Option<f64>,
+    /// η of fp8 GEMMs.
+    pub matmul_fp8: Option<f64>,
+    /// η of attention kernels.
+    pub attention: Option<f64>,
+    /// η of vector FLOPs.
+    pub vector: Option<f64>,
     /// η_memory.
     pub memory: Option<f64>,
     /// η_network.
@@ -99,8 +106,19 @@ impl EfficiencyOverride {
     pub fn apply(&self, base: Efficiency) -> Efficiency {
         Efficiency {
             matmul: self.matmul.unwrap_or(base.matmul),
+            matmul_fp8: self.matmul_fp8.unwrap_or(base.matmul_fp8),
+            attention: self.attention.unwrap_or(base.attention),
+            vector: self.vector.unwrap_or(base.vector),
             memory: self.memory.unwrap_or(base.memory),
             network: self.network.unwrap_or(base.network),
+        }
+    }
+
+    /// Where the shares of `apply(chip's)` come from, in words.
+    pub fn source(this: Option<&Self>, chip: &roofline_core::device::Device) -> String {
+        match this {
+            Some(_) => format!("--efficiency, the rest from: {}", chip.efficiency_source()),
+            None => chip.efficiency_source().to_string(),
         }
     }
 }
@@ -116,18 +134,21 @@ pub fn parse_efficiency(s: &str) -> Result<EfficiencyOverride, String> {
             .trim()
             .parse()
             .map_err(|_| format!("`{part}`: the share is not a number"))?;
-        if !(roofline_core::train::efficiency::MIN_SHARE..=1.0).contains(&v) {
+        if !(roofline_core::pricing::MIN_SHARE..=1.0).contains(&v) {
             return Err(format!(
                 "`{part}`: a share is in [0.01, 1] (0.74 is 74 % of the roof)"
             ));
         }
         let slot = match key.trim() {
             "matmul" => &mut e.matmul,
+            "matmul_fp8" => &mut e.matmul_fp8,
+            "attention" => &mut e.attention,
+            "vector" => &mut e.vector,
             "memory" => &mut e.memory,
             "network" => &mut e.network,
             other => {
                 return Err(format!(
-                    "`{other}`: the shares are matmul, memory and network"
+                    "`{other}`: the shares are matmul, matmul_fp8, attention, vector, memory and network"
                 ))
             }
         };

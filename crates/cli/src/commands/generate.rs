@@ -10,12 +10,13 @@ use roofline_core::comm::System;
 use roofline_core::memory::Reserve;
 use roofline_core::model::Transformer;
 use roofline_core::parallel::{Layout, ParallelAnalysisError};
+use roofline_core::pricing::Estimate;
 use roofline_core::serve::capacity::{max_batch, max_context};
 use roofline_core::serve::chunked::chunked_prefill;
 use roofline_core::serve::disaggregate::disaggregate;
 use roofline_core::serve::generate::{decode_workload, prefill_workload};
 use roofline_core::serve::speculative::{speculative, MAX_DRAFT_LEN};
-use roofline_core::serve::{generate, Request, ServingEfficiency, StepModel};
+use roofline_core::serve::{generate, Request, StepModel};
 use roofline_core::workload::{Workload, WorkloadError};
 use roofline_inputs::config::load_model;
 use roofline_report::generate::{write_generate, Capacity, GenerateReport, SpeculativeRun};
@@ -126,11 +127,11 @@ pub fn run(a: &GenerateArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let system = system_for(a, &flags, &layout)?;
     let reserve: Reserve = a.reserve.memory_reserve;
-    let mut eff = ServingEfficiency::published().with_cuda_graphs(a.cuda_graphs);
+    let mut eff = Estimate::on(&system.chip).with_cuda_graphs(a.cuda_graphs);
     if let Some(o) = &a.efficiency {
-        eff.shares = o.apply(eff.shares);
+        eff.efficiency = o.apply(eff.efficiency);
     }
-    eff.validate().map_err(|e| {
+    eff.efficiency.validate().map_err(|e| {
         CliError::bad_input(
             format!("`--efficiency`: {e}"),
             Some(

@@ -7,8 +7,9 @@ use crate::error::{CliError, Kind};
 use crate::output::{check_output, write_output};
 use roofline_core::comm::System;
 use roofline_core::parallel::Layout;
+use roofline_core::pricing::Estimate;
 use roofline_core::serve::pareto::{sweep_serving, Config};
-use roofline_core::serve::{Request, ServingEfficiency};
+use roofline_core::serve::Request;
 use roofline_core::workload::{Precisions, Workload};
 use roofline_inputs::config::load_model;
 use roofline_inputs::hardware::find_device;
@@ -161,9 +162,9 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
             Some("give fewer batches (`--batch 1..256*2`), degrees, precisions or chips".into()),
         ));
     }
-    let eff = ServingEfficiency::published().with_cuda_graphs(a.cuda_graphs);
     let mut points = Vec::with_capacity(points_asked);
     for (i, (c, lay)) in configs.iter().enumerate() {
+        let eff = Estimate::on(&c.system.chip).with_cuda_graphs(a.cuda_graphs);
         let flags = Flags {
             system: a.system.as_deref(),
             devices: None,

@@ -3,6 +3,7 @@
 //! adds for a measured step.
 
 use super::analyze_parallel::{check_layout, layout_flags, parallel_error, system_of, Flags};
+use crate::args::train::EfficiencyOverride;
 use crate::args::{TrainArgs, TrainLayoutArgs};
 use crate::error::{CliError, Kind};
 use crate::output::{check_output, write_output};
@@ -10,7 +11,6 @@ use roofline_core::comm::System;
 use roofline_core::model::Transformer;
 use roofline_core::precision::Precision;
 use roofline_core::train::data_parallel::DataParallelError;
-use roofline_core::train::efficiency::SOURCE;
 use roofline_core::train::memory::TrainingMemoryError;
 use roofline_core::train::micro_batch::MicroBatchError;
 use roofline_core::train::pipeline::PipelineError;
@@ -175,14 +175,17 @@ pub(crate) struct Predicted {
     pub bound: TrainingPrediction,
     pub estimate: TrainingPrediction,
     pub largest_micro_batch: Option<u64>,
+    /// Where the estimate's shares come from.
+    pub source: String,
 }
 
-/// Loads the model and the system, and predicts the step at the bound and at `efficiency`.
+/// Loads the model and the system, and predicts the step at the bound and at the chip's
+/// efficiency with `efficiency`'s shares replacing its own.
 pub(crate) fn predict_both(
     model_name: &str,
     flags_in: (Option<&str>, Option<u32>, &str, &str),
     job: &TrainingJob,
-    efficiency: Efficiency,
+    efficiency: Option<&EfficiencyOverride>,
 ) -> Result<Predicted, CliError> {
     let model = load_model(model_name)?;
     check_layout(&job.layout, &model)?;
@@ -197,6 +200,15 @@ pub(crate) fn predict_both(
         layout: &lay,
     };
     let system = system_of(&flags, job.devices())?;
+    let source = EfficiencyOverride::source(efficiency, &system.chip);
+    let base = system.chip.efficiency();
+    let efficiency = efficiency.map_or(base, |o| o.apply(base));
+    efficiency.validate().map_err(|e| {
+        CliError::bad_input(
+            format!("`--efficiency`: {e}"),
+            Some("give each share in [0.01, 1]: --efficiency matmul=0.74,network=0.8".into()),
+        )
+    })?;
     let bound = predict(&model, &system, job, &Efficiency::BOUND)
         .map_err(|e| step_error(e, job, &flags, &system))?;
     let estimate = predict(&model, &system, job, &efficiency)
@@ -212,6 +224,7 @@ pub(crate) fn predict_both(
         system,
         bound,
         estimate,
+        source,
         largest_micro_batch: largest,
     })
 }
@@ -274,21 +287,13 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
         a.precision,
         a.reserve.memory_reserve,
     )?;
-    let efficiency = a
-        .layout
-        .efficiency
-        .map_or_else(Efficiency::published, |o| o.apply(Efficiency::published()));
-    let source = if a.layout.efficiency.is_some() {
-        format!("--efficiency, the rest from: {SOURCE}")
-    } else {
-        SOURCE.to_string()
-    };
     let p = predict_both(
         &a.model,
         (a.system.as_deref(), a.devices, &a.hardware, "h100-sxm"),
         &job,
-        efficiency,
+        a.layout.efficiency.as_ref(),
     )?;
+    let source = p.source.clone();
     if let Some(t) = a.measured_step {
         let bound = p.bound.step_time.get();
         if t < bound {
@@ -440,10 +445,6 @@ pub(crate) fn mfu_waterfall(
         a.precision,
         roofline_core::memory::Reserve::DEFAULT,
     )?;
-    let efficiency = a
-        .train
-        .efficiency
-        .map_or_else(Efficiency::published, |o| o.apply(Efficiency::published()));
     let devices = u32::try_from(a.devices).map_err(|_| {
         CliError::bad_input(
             format!("`--devices {}`: too many devices", a.devices),
@@ -453,7 +454,12 @@ pub(crate) fn mfu_waterfall(
             )),
         )
     })?;
-    let p = predict_both(model, (None, Some(devices), hardware, ""), &job, efficiency)?;
+    let p = predict_both(
+        model,
+        (None, Some(devices), hardware, ""),
+        &job,
+        a.train.efficiency.as_ref(),
+    )?;
     if step < p.bound.step_time.get() {
         writeln!(
             out,
@@ -470,7 +476,7 @@ pub(crate) fn mfu_waterfall(
         system: &p.system,
         bound: &p.bound,
         estimate: &p.estimate,
-        source: SOURCE,
+        source: &p.source,
         tokens: None,
         measured: Some(&measured),
         largest_micro_batch: p.largest_micro_batch,

@@ -33,7 +33,7 @@
 //! #   sm_count: None, shared_memory_per_sm: None,
 //! #   launch_overhead: Cited::new(Seconds(5e-6), "typical"),
 //! #   launch_model: roofline_core::device::LaunchModel::PerKernel, interconnect: None,
-//! #   host_link: None, platform: None, notes: vec![] };
+//! #   host_link: None, platform: None, notes: vec![], efficiency: None };
 //! let op = Op::Gemm(Gemm::uniform(1, 4096, 4096, Precision::Bf16));
 //! let d = explain_op("gemm", &op, &device, Precision::Bf16)?;
 //! assert_eq!(d.steps[0].formula, "2·m·n·k");

@@ -82,9 +82,27 @@ impl ParallelStage {
         }
     }
 
-    /// The step time: the scheduled critical path plus the launch overhead, seconds.
+    /// The step's roofline bound: the scheduled critical path, no launch cost, seconds
+    /// ([`crate::pricing`]).
     pub fn step_time(&self) -> Seconds {
-        self.schedule.step + self.totals.launch_overhead
+        self.schedule.step
+    }
+
+    /// The launch and host overhead of the step, seconds: the named addend beside the bound
+    /// ([`crate::pricing::Launches`], one launch per kernel).
+    pub fn launch_and_host(&self) -> Seconds {
+        self.totals.launch_overhead
+    }
+
+    /// The step on `device` (the system's chip) priced by `pricing` with kernels launched as
+    /// `launches` ([`crate::pricing::price`]).
+    pub fn price(
+        &self,
+        device: &crate::device::Device,
+        pricing: crate::pricing::Pricing<'_>,
+        launches: crate::pricing::Launches,
+    ) -> crate::pricing::StepTime {
+        crate::pricing::price(&self.graph, &self.rows, device, pricing, launches)
     }
 
     /// Tokens a replica finishes per second: the step's tokens over the step time.
@@ -95,7 +113,7 @@ impl ParallelStage {
     /// What the parallelism costs: this step time against the single device's divided by the
     /// devices (1 = perfect scaling; 2 = half the devices' worth is lost).
     pub fn scaling_cost(&self) -> f64 {
-        let ideal = self.single.totals.time_with_launch().get() / self.devices as f64;
+        let ideal = self.single.totals.time.get() / self.devices as f64;
         self.step_time().get() / ideal
     }
 }

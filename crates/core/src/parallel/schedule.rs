@@ -72,14 +72,25 @@ struct Ring {
 /// beside it, and n·(t_c − a) = the exchange less the attention beside it when a₀ = a < t_c.
 /// The first block's send is counted in this: it overlaps the device's own block.
 pub fn schedule(graph: &OpGraph, rows: &[OpRow]) -> Schedule {
+    schedule_with(graph, |i| {
+        rows.get(i)
+            .map_or(0.0, |r| r.point().time.get() * r.count as f64)
+    })
+}
+
+/// [`schedule`] with node `i` taking `duration(i)` seconds for all its executions (its time ×
+/// its count): the one critical path under the bound and under an estimate
+/// ([`crate::pricing::price`]).
+pub fn schedule_with(graph: &OpGraph, mut duration: impl FnMut(usize) -> f64) -> Schedule {
     let mut ready = vec![0.0f64; graph.tensors().len()];
     let (mut compute_free, mut comm_free) = (0.0f64, 0.0f64);
     let (mut compute, mut communication) = (0.0, 0.0);
     let mut ring: Option<Ring> = None;
     // The attention run on the ring's blocks: its start and its duration so far.
     let mut run: Option<(f64, f64)> = None;
-    for (n, r) in graph.nodes().iter().zip(rows) {
-        let d = r.point().time.get() * r.count as f64;
+    for (i, n) in graph.nodes().iter().enumerate() {
+        let d = duration(i);
+        let (role, unit) = (n.role, n.compute());
         let mut reads_ring = false;
         let mut inputs = 0.0f64;
         for &i in n.inputs.iter() {
@@ -92,7 +103,7 @@ pub fn schedule(graph: &OpGraph, rows: &[OpRow]) -> Schedule {
             };
             inputs = inputs.max(t);
         }
-        let finish = if r.role == Role::PpSendRecv {
+        let finish = if role == Role::PpSendRecv {
             // A pipeline's send lies between two stages' compute: the next stage waits for it.
             run = None;
             communication += d;
@@ -100,11 +111,11 @@ pub fn schedule(graph: &OpGraph, rows: &[OpRow]) -> Schedule {
             compute_free = start + d;
             comm_free = compute_free;
             compute_free
-        } else if r.compute == Compute::Network {
+        } else if unit == Compute::Network {
             communication += d;
             let start = comm_free.max(inputs);
             comm_free = start + d;
-            if r.role == Role::CpRingKv {
+            if role == Role::CpRingKv {
                 let steps = match n.op() {
                     Op::Communication(c) => f64::from(c.group.ranks.saturating_sub(1).max(1)),
                     _ => 1.0,
@@ -119,7 +130,7 @@ pub fn schedule(graph: &OpGraph, rows: &[OpRow]) -> Schedule {
             comm_free
         } else {
             compute += d;
-            let in_run = reads_ring || (run.is_some() && r.role.is_attention_core());
+            let in_run = reads_ring || (run.is_some() && role.is_attention_core());
             match (ring, in_run) {
                 (Some(g), true) => {
                     let (start, done) = run.unwrap_or((compute_free.max(inputs), 0.0));

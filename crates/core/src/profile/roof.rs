@@ -185,6 +185,7 @@ impl EmpiricalRoof {
             host_link: None,
             platform: None,
             notes,
+            efficiency: None,
         })
     }
 }

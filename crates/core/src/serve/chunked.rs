@@ -8,9 +8,9 @@
 //! prompt goes in. Without chunks the whole prompt runs in one step with the decodes, and the
 //! running sequences stall for all of it. Each step is priced by [`StepModel`].
 
-use super::efficiency::ServingEfficiency;
 use super::mix::Mix;
 use super::step_model::StepModel;
+use crate::pricing::Estimate;
 use crate::units::Seconds;
 use serde::Serialize;
 
@@ -55,7 +55,7 @@ pub fn chunked_prefill(
     chunk: u64,
     running: u64,
     context: u64,
-    eff: &ServingEfficiency,
+    eff: &Estimate,
 ) -> ChunkedPrefill {
     let chunk = chunk.max(1);
     let decodes = if running > 0 {
@@ -112,7 +112,7 @@ mod tests {
         sys.gpus_per_node = 1;
         let base = Workload::decode(1, 1).flash_attention(true);
         let s = StepModel::new(&m, &base, &sys, Layout::SINGLE, Reserve::DEFAULT)?;
-        let eff = ServingEfficiency::published();
+        let eff = Estimate::published();
         let c = chunked_prefill(&s, 4096, 0, 512, 31, 2048, &eff);
         assert_eq!(c.steps, 8);
         // Each of the 8 steps reads the weights again: TTFT is longer than whole.

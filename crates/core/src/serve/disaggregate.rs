@@ -134,7 +134,8 @@ mod tests {
     use super::*;
     use crate::memory::Reserve;
     use crate::parallel::Layout;
-    use crate::serve::{generate, Request, ServingEfficiency};
+    use crate::pricing::Estimate;
+    use crate::serve::{generate, Request};
     use crate::workload::Workload;
 
     #[test]
@@ -148,7 +149,7 @@ mod tests {
             cached_prefix: 0,
         };
         let base = Workload::decode(1, 1).flash_attention(true);
-        let eff = ServingEfficiency::published();
+        let eff = Estimate::published();
         let g = generate(&m, &base, &r, &sys, Layout::SINGLE, Reserve::DEFAULT, &eff)?;
         let d = disaggregate(&g, &sys, 2, 6)?.ok_or("no replica")?;
         // 2 prefill replicas finish 8 prompts (one request) each per TTFT.

@@ -23,14 +23,14 @@
 //!   does not fit, the first generated token whose step does not is found by bisection.
 //!
 //! Times come twice: the roofline **bound** (no launch cost: a lower bound) and an **estimate**
-//! at [`ServingEfficiency`]'s shares with the launches, labelled as such.
+//! at an [`Estimate`]'s shares with the launches, labelled as such.
 
-use super::efficiency::ServingEfficiency;
 use crate::comm::System;
 use crate::memory::{MemoryFootprint, Reserve};
 use crate::model::Transformer;
 use crate::parallel::analysis::{analyze_parallel, ParallelAnalysisError, ParallelStage};
 use crate::parallel::Layout;
+use crate::pricing::Estimate;
 use crate::units::{Bytes, Seconds};
 use crate::workload::{Stage, Workload, WorkloadError, MAX_TOKENS};
 use serde::Serialize;
@@ -173,7 +173,7 @@ pub struct Generation {
     /// The estimate at `efficiency`'s shares and launches.
     pub estimate: Latency,
     /// The shares and launches the estimate assumes.
-    pub efficiency: ServingEfficiency,
+    pub efficiency: Estimate,
     /// The KV cache of the batch on one device after the request (P + N − 1 tokens a
     /// sequence), bytes.
     pub kv_at_end: Bytes,
@@ -230,7 +230,7 @@ pub fn generate(
     system: &System,
     layout: Layout,
     reserve: Reserve,
-    eff: &ServingEfficiency,
+    eff: &Estimate,
 ) -> Result<Generation, GenerateError> {
     r.validate().map_err(|e| {
         ParallelAnalysisError::Analysis(crate::analysis::AnalysisError::Workload(e))
@@ -238,7 +238,7 @@ pub fn generate(
     let run = |w: &Workload| analyze_parallel(model, w, system, layout, reserve);
     let prefill = run(&prefill_workload(base, r))?;
     let chip = &system.chip;
-    let est = |s: &ParallelStage| eff.step_time(&s.rows, chip);
+    let est = |s: &ParallelStage| eff.step(&s.graph, &s.rows, chip).total;
     let (ttft_b, ttft_e) = (prefill.schedule.step, est(&prefill));
     let mut analysed = 0u64;
     let (first_decode, last_decode, sum) = if r.generate > 1 {

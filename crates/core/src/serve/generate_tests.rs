@@ -68,7 +68,7 @@ fn exact_sum_of_a_convex_piecewise_linear_function() -> Result<(), ()> {
 fn ttft_tpot_and_e2e_of_llama_2_7b_by_hand() -> Result<(), Box<dyn std::error::Error>> {
     let (m, sys) = (llama2_7b(), dgx1());
     let r = request(2048, 256, 16);
-    let eff = ServingEfficiency::published();
+    let eff = crate::pricing::Estimate::published();
     let g = generate(
         &m,
         &base(),
@@ -98,7 +98,20 @@ fn ttft_tpot_and_e2e_of_llama_2_7b_by_hand() -> Result<(), Box<dyn std::error::E
             Reserve::DEFAULT,
         )?;
         decode += d.totals.time.get();
-        decode_est += eff.step_time(&d.rows, chip).get();
+        // The estimate by hand: each row at max(FLOPs / (peak · η), bytes / (bandwidth ·
+        // η_memory)), η the attention or matmul share on the matrix units, 1 for vector work;
+        // one launch overhead per kernel.
+        let e = &eff.efficiency;
+        for r in &d.rows {
+            let eta = match r.compute {
+                crate::ops::Compute::Matrix(_) if r.role.is_attention_core() => e.attention,
+                crate::ops::Compute::Matrix(_) => e.matmul,
+                _ => 1.0,
+            };
+            let c = r.cost.flops.get() / (r.roof.peak.get() * eta);
+            let b = r.cost.bytes().get() / (r.roof.bandwidth.get() * e.memory);
+            decode_est += r.count as f64 * (c.max(b) + chip.launch_overhead.value.get());
+        }
     }
     assert!((g.bound.decode.get() - decode).abs() <= 1e-9 * decode);
     assert!((g.estimate.decode.get() - decode_est).abs() <= 1e-9 * decode_est);
@@ -127,7 +140,7 @@ fn one_token_is_the_prefill_alone() -> Result<(), Box<dyn std::error::Error>> {
         &dgx1(),
         Layout::SINGLE,
         Reserve::DEFAULT,
-        &ServingEfficiency::published(),
+        &crate::pricing::Estimate::published(),
     )?;
     assert_eq!(g.bound.decode, Seconds::ZERO);
     assert_eq!(g.bound.tpot, None);
@@ -139,7 +152,7 @@ fn one_token_is_the_prefill_alone() -> Result<(), Box<dyn std::error::Error>> {
 #[test]
 fn a_cached_prefix_prefills_only_the_rest() -> Result<(), Box<dyn std::error::Error>> {
     let (m, sys) = (llama2_7b(), dgx1());
-    let eff = ServingEfficiency::published();
+    let eff = crate::pricing::Estimate::published();
     let r = Request {
         cached_prefix: 1536,
         ..request(2048, 16, 4)
@@ -186,7 +199,7 @@ fn the_first_token_that_does_not_fit() -> Result<(), Box<dyn std::error::Error>>
         &sys,
         Layout::SINGLE,
         Reserve::DEFAULT,
-        &ServingEfficiency::published(),
+        &crate::pricing::Estimate::published(),
     )?;
     assert_eq!(g.fits, Some(false));
     let tok = g.first_overflow.ok_or("overflow")?;

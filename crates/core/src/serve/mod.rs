@@ -8,7 +8,6 @@
 //! - [`chunked`], [`speculative`], [`disaggregate`]: chunked prefill beside running decodes,
 //!   speculative decoding, disaggregated prefill and decode pools, each priced on the graph.
 //! - [`pareto`]: throughput against latency, the front and the best under a target.
-//! - [`efficiency`]: the estimate beside the bound: achievable shares and launches.
 //! - [`sim`]: a request-level simulation of a continuous-batching engine (a stream of requests,
 //!   iteration-level scheduling, paged KV cache, preemption) over a step-time function of the
 //!   [`Mix`].
@@ -19,7 +18,6 @@ pub mod advice;
 pub mod capacity;
 pub mod chunked;
 pub mod disaggregate;
-pub mod efficiency;
 pub mod generate;
 pub mod headline;
 pub mod mix;
@@ -28,7 +26,6 @@ pub mod sim;
 pub mod speculative;
 pub mod step_model;
 
-pub use efficiency::ServingEfficiency;
 pub use generate::{generate, Generation, Latency, Request};
 pub use headline::Headline;
 pub use mix::Mix;

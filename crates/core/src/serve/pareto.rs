@@ -163,7 +163,7 @@ pub fn sweep_serving(
     request: &super::Request,
     batches: &[u64],
     reserve: crate::memory::Reserve,
-    eff: &super::ServingEfficiency,
+    eff: &crate::pricing::Estimate,
 ) -> Result<Vec<ServingPoint>, crate::parallel::ParallelAnalysisError> {
     let mut out = Vec::with_capacity(configs.len() * batches.len());
     for (i, c) in configs.iter().enumerate() {

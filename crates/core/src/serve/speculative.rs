@@ -11,12 +11,12 @@
 //! The speedup is the plain decode's time over the speculative one; below 1 it is a slowdown
 //! (a draft too slow or too rarely right), and is reported as such.
 
-use super::efficiency::ServingEfficiency;
 use super::generate::Generation;
 use crate::comm::System;
 use crate::memory::Reserve;
 use crate::model::Transformer;
 use crate::parallel::analysis::{analyze_parallel, ParallelAnalysisError};
+use crate::pricing::Estimate;
 use crate::units::Seconds;
 use crate::workload::{Logits, Stage, Workload};
 use serde::Serialize;
@@ -94,7 +94,7 @@ pub fn speculative(
     base: &Workload,
     system: &System,
     reserve: Reserve,
-    eff: &ServingEfficiency,
+    eff: &Estimate,
     draft_len: u64,
     acceptance: f64,
 ) -> Result<Option<Speculative>, ParallelAnalysisError> {
@@ -123,7 +123,7 @@ pub fn speculative(
         let s = analyze_parallel(target, &w, system, layout, reserve)?;
         Ok((
             s.schedule.step.get(),
-            eff.step_time(&s.rows, &system.chip).get(),
+            eff.step(&s.graph, &s.rows, &system.chip).total.get(),
         ))
     };
     let (lo, hi) = (r.prompt, r.last_context());
@@ -176,7 +176,7 @@ mod tests {
             batch: 1,
             cached_prefix: 0,
         };
-        let eff = ServingEfficiency::published();
+        let eff = Estimate::published();
         let layout = crate::parallel::Layout::SINGLE;
         let g = crate::serve::generate(&m, &base, &r, &sys, layout, Reserve::DEFAULT, &eff)?;
         // α = 0: one token per iteration, each costing γ = 4 draft steps (the target's own:

@@ -7,26 +7,34 @@
 //! K + T keys' cache. So six analyses of homogeneous prefills, whose quantities are linearly
 //! independent, give each node's six coefficients by solving a 6 × 6 system; decode steps get
 //! their own three from three decode analyses (a decode graph may differ from a prefill's, as
-//! MLA's absorbed attention does). A step's bound is then Σ nodes × count ×
-//! `max(FLOPs / peak, bytes / bandwidth)` (the roofline of each node, evaluated, not fitted),
-//! its estimate the same at [`ServingEfficiency`]'s shares plus the launches.
+//! MLA's absorbed attention does).
 //!
-//! The linearity is checked, never assumed: [`StepModel::new`] evaluates the graph at three
+//! A mixture of experts' grouped GEMMs are not linear in the step: the experts a step's
+//! tokens touch grow as E·(1 − (1 − k/E)^T) ([`crate::ops::expected_experts_touched`]). For
+//! them the routed token count T is fitted (it is linear) and the cost formula itself
+//! ([`crate::ops::ExpertGemm::cost`]) is evaluated at the step's T: exact for every step.
+//!
+//! A step is then priced as an analysed one is ([`crate::pricing::price`]): each node on its
+//! roof (the bound) or at an [`Estimate`]'s shares, the nodes on the critical path of the
+//! graph's compute and communication streams, the launches a named addend.
+//!
+//! The exactness is checked, never assumed: [`StepModel::new`] evaluates the graph at three
 //! further steps and keeps the largest relative difference ([`StepModel::fit_error`]). It is
-//! at rounding level for dense models; a sliding window (pairs no longer linear in the
-//! context), a mixture of experts (experts touched grow sub-linearly in tokens) or an overlap
-//! of collectives and compute make it larger, and every report prints it.
+//! at rounding level for dense models and mixtures of experts; a sliding window (pairs no
+//! longer linear in the context) makes it larger, and every report prints it.
 
-use super::efficiency::ServingEfficiency;
 use super::mix::Mix;
 use crate::comm::collective::{collective_cost, AlgorithmChoice, Collective};
 use crate::comm::{Fabric, Group, System};
 use crate::device::Device;
+use crate::graph::{OpGraph, Role};
 use crate::memory::Reserve;
 use crate::model::Transformer;
-use crate::ops::Compute;
+use crate::ops::{Compute, ExpertGemm, Op};
 use crate::parallel::analysis::{analyze_parallel, ParallelAnalysisError, ParallelStage};
+use crate::parallel::schedule::schedule_with;
 use crate::parallel::Layout;
+use crate::pricing::{compose, Estimate, Launches, Pricing, StepTime};
 use crate::roofline::Roof;
 use crate::units::{Bytes, Seconds};
 use crate::workload::{Stage, Workload};
@@ -58,6 +66,7 @@ pub const DEFAULT_STEP_TOKENS: u64 = 8192;
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct NodeFit {
     count: f64,
+    role: Role,
     compute: Compute,
     roof: Roof,
     /// A collective: its latency and transfer terms are fitted; else FLOPs and bytes.
@@ -69,11 +78,16 @@ struct NodeFit {
     /// its time is not linear in the step though its bytes are).
     collective: Option<(Collective, Group)>,
     buffer: Coef,
+    /// A grouped expert GEMM: its shape, and the coefficients of its routed tokens (its cost
+    /// is evaluated at the step's tokens, not fitted).
+    expert: Option<(ExpertGemm, Coef)>,
 }
 
 /// The coefficients of one graph (prefill or decode).
 #[derive(Debug, Clone, PartialEq)]
 struct GraphFit {
+    /// The graph analysed, for its dependences (the critical path of a step).
+    graph: OpGraph,
     nodes: Vec<NodeFit>,
     kernels: u64,
     activations: Coef,
@@ -231,47 +245,61 @@ impl StepModel {
     }
 
     /// The roofline bound of a step, seconds: every node at its roof, every collective at its
-    /// α–β bound, one after the other, no launch cost. A lower bound on the step (0 for an
-    /// empty step).
+    /// α–β bound, on the critical path of the two streams, no launch cost. A lower bound on
+    /// the step (0 for an empty step).
     pub fn bound(&self, mix: &Mix) -> Seconds {
-        if mix.is_empty() {
-            return Seconds::ZERO;
-        }
-        let x = mix.features();
-        let mut t = 0.0;
-        for n in &self.graph(mix).nodes {
-            let one = if n.link {
-                let (a, b) = self.link_terms(n, &x);
-                a + b
-            } else {
-                let (a, b) = (dot(&n.a, &x).max(0.0), dot(&n.b, &x).max(0.0));
-                n.roof.time(&crate::ops::Cost::new(a, b, 0.0)).get()
-            };
-            t += one * n.count;
-        }
-        Seconds(t)
+        self.price(mix, Pricing::Bound, Launches::PER_KERNEL)
+            .on_device()
     }
 
-    /// The estimated time of a step at `eff`'s shares, launches included, seconds
-    /// ([`ServingEfficiency`]; labelled as an estimate wherever printed).
-    pub fn estimate(&self, mix: &Mix, eff: &ServingEfficiency) -> Seconds {
+    /// The estimated time of a step at `est`'s shares, launches included, seconds (labelled
+    /// as an estimate wherever printed).
+    pub fn estimate(&self, mix: &Mix, est: &Estimate) -> Seconds {
+        self.price(mix, est.pricing(), est.launches).total
+    }
+
+    /// The step of quantities `mix` priced by `pricing`, launched as `launches`: as
+    /// [`crate::pricing::price`] prices an analysed step.
+    pub fn price(&self, mix: &Mix, pricing: Pricing<'_>, launches: Launches) -> StepTime {
         if mix.is_empty() {
-            return Seconds::ZERO;
+            return StepTime::default();
         }
         let x = mix.features();
         let g = self.graph(mix);
-        let mut t = Seconds::ZERO;
-        for n in &g.nodes {
-            let one = if n.link {
-                let (a, b) = self.link_terms(n, &x);
-                eff.link_time(Seconds(a), Seconds(b))
-            } else {
-                let (a, b) = (dot(&n.a, &x).max(0.0), dot(&n.b, &x).max(0.0));
-                eff.kernel_time(n.compute, n.roof, a, b)
+        let s = schedule_with(&g.graph, |i| {
+            g.nodes
+                .get(i)
+                .map_or(0.0, |n| self.node_time(n, &x, pricing) * n.count)
+        });
+        compose(s, g.kernels, &self.chip, launches)
+    }
+
+    /// One execution of node `n` at the step of features `x`, seconds.
+    #[inline]
+    fn node_time(&self, n: &NodeFit, x: &[f64; 6], pricing: Pricing<'_>) -> f64 {
+        if n.link {
+            let (a, b) = self.link_terms(n, x);
+            return match pricing {
+                Pricing::Bound => a + b,
+                Pricing::Estimate(e) => e.link_time(Seconds(a), Seconds(b)).get(),
             };
-            t += one * n.count;
         }
-        t + eff.launch(g.kernels, &self.chip)
+        let (flops, bytes) = match &n.expert {
+            Some((gemm, tokens)) => {
+                let t = dot(tokens, x).round().max(0.0);
+                let cost = ExpertGemm {
+                    tokens: t as u64,
+                    ..*gemm
+                }
+                .cost();
+                (cost.flops.get(), cost.bytes().get())
+            }
+            None => (dot(&n.a, x).max(0.0), dot(&n.b, x).max(0.0)),
+        };
+        match pricing {
+            Pricing::Bound => n.roof.time(&crate::ops::Cost::new(flops, bytes, 0.0)).get(),
+            Pricing::Estimate(e) => e.kernel_time(n.role, n.compute, n.roof, flops, bytes).get(),
+        }
     }
 
     /// A collective's α and β terms at the step of features `x`, seconds: priced afresh at its
@@ -361,7 +389,16 @@ fn fit(stages: &[ParallelStage], mixes: &[Mix], cols: &[usize]) -> GraphFit {
         let (mut ya, mut yb) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let mut ys = Vec::with_capacity(n);
         let collective = base.communication(i).map(|c| (c.collective, c.group));
+        let expert = match base.graph.nodes().get(i).map(|n| n.op()) {
+            Some(Op::ExpertGemm(g)) => Some(*g),
+            _ => None,
+        };
+        let mut yt = Vec::with_capacity(n);
         for s in stages {
+            yt.push(match s.graph.nodes().get(i).map(|n| n.op()) {
+                Some(Op::ExpertGemm(g)) => g.tokens as f64,
+                _ => 0.0,
+            });
             ys.push(
                 s.communication(i)
                     .filter(|c| Some((c.collective, c.group)) == collective)
@@ -382,6 +419,7 @@ fn fit(stages: &[ParallelStage], mixes: &[Mix], cols: &[usize]) -> GraphFit {
         }
         nodes.push(NodeFit {
             count: r.count as f64,
+            role: r.role,
             compute: r.compute,
             roof: r.roof,
             link,
@@ -389,10 +427,12 @@ fn fit(stages: &[ParallelStage], mixes: &[Mix], cols: &[usize]) -> GraphFit {
             b: solve(&yb),
             collective,
             buffer: solve(&ys),
+            expert: expert.map(|g| (g, solve(&yt))),
         });
     }
     let acts: Vec<f64> = stages.iter().map(|s| s.memory.activations.get()).collect();
     GraphFit {
+        graph: base.graph.clone(),
         nodes,
         kernels: base.totals.kernels,
         activations: solve(&acts),

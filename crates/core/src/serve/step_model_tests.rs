@@ -92,7 +92,7 @@ fn tensor_parallel_steps_fit_with_their_all_reduces() -> TestResult {
 #[test]
 fn the_estimate_is_never_below_the_bound() -> TestResult {
     let (_, _, s) = model_on(Layout::SINGLE, 1)?;
-    let e = ServingEfficiency::published();
+    let e = crate::pricing::Estimate::published();
     for mix in [Mix::decode(1, 100), Mix::sequences(4, 2048, 0, true)] {
         assert!(s.estimate(&mix, &e) > s.bound(&mix));
         let graphs = e.with_cuda_graphs(true);

@@ -21,7 +21,6 @@
 //! attention hides up to the attention's time.
 
 use super::backward::{backward, Recompute};
-use super::efficiency::Efficiency;
 use super::waterfall::Reason;
 use super::TrainError;
 use crate::analysis::{walk, ChipRoofs, OpRow};
@@ -30,6 +29,7 @@ use crate::graph::{Grad, Node, OpGraph, Pass, Role, Span};
 use crate::model::Transformer;
 use crate::ops::{Compute, Op, Softmax};
 use crate::parallel::{analyze_parallel, Layout, ParallelAnalysisError};
+use crate::pricing::Efficiency;
 use crate::units::{to_f64, FlopPerSec};
 use crate::workload::{Logits, Precisions, Stage, Workload};
 use std::fmt;
@@ -261,12 +261,13 @@ fn piece(node: &Node, row: &OpRow, dense: FlopPerSec, eff: &Efficiency) -> Piece
     let memory = |bytes: f64| bytes / (row.roof.bandwidth.get() * eff.memory);
     let (time, reason) = match (row.compute, row.link()) {
         (Compute::Network, Some(link)) => (
-            link.latency.get() + link.transfer.get() / eff.network,
+            eff.link_time(link.latency, link.transfer).get(),
             communication_reason(row.role),
         ),
         (Compute::Network, None) => (0.0, communication_reason(row.role)),
         (Compute::Matrix(_), _) => {
-            let compute = flops / (row.peak().get() * eff.matmul);
+            let share = eff.compute_share(row.role, row.compute);
+            let compute = flops / (row.peak().get() * share);
             let mem = memory(row.cost.bytes().get());
             if mem > compute {
                 (mem, Reason::MemoryBound)
@@ -275,9 +276,16 @@ fn piece(node: &Node, row: &OpRow, dense: FlopPerSec, eff: &Efficiency) -> Piece
             }
         }
         (Compute::Vector, _) => (
-            (flops / row.peak().get()).max(memory(row.cost.bytes().get())),
+            (flops / (row.peak().get() * eff.vector)).max(memory(row.cost.bytes().get())),
             Reason::NonMatmul,
         ),
+    };
+    // The bound has no launch cost: launches are the estimate's named addend
+    // ([`crate::pricing`]).
+    let launch = if eff.is_bound() {
+        0.0
+    } else {
+        row.launch_overhead.get()
     };
     Piece {
         span: row.span,
@@ -286,7 +294,7 @@ fn piece(node: &Node, row: &OpRow, dense: FlopPerSec, eff: &Efficiency) -> Piece
         time: if time.is_finite() { time } else { 0.0 },
         ideal,
         flops,
-        launch: row.launch_overhead.get(),
+        launch,
     }
 }
 

@@ -15,7 +15,7 @@
 //!   (ZeRO §5), activations (Korthikanti et al. 2022, Table 2), "fits" and the largest
 //!   micro-batch that does.
 //! - [`micro_batch`]: one micro-batch's step on one device: the sharded forward with its loss,
-//!   the backward, every node priced (bound or [`efficiency`] estimate) as pieces a pipeline
+//!   the backward, every node priced (bound or [`crate::pricing::Efficiency`] estimate) as pieces a pipeline
 //!   stage sums.
 //! - [`step`]: the whole step on many devices: stages, pipeline timeline, data-parallel
 //!   communication, optimizer, memory, MFU and HFU ([`predict`]).
@@ -28,7 +28,6 @@
 
 pub mod backward;
 pub mod data_parallel;
-pub mod efficiency;
 pub mod memory;
 pub mod micro_batch;
 pub mod optimizer;
@@ -37,7 +36,7 @@ pub mod plan;
 pub mod step;
 pub mod waterfall;
 
-pub use efficiency::Efficiency;
+pub use crate::pricing::Efficiency;
 pub use micro_batch::{micro_batch, MicroBatch, MicroBatchShape};
 pub use plan::{search_training, TrainingPlan, TrainingPlanOptions, TrainingPlanSearch};
 pub use step::{predict, predict_with, StepError, TrainingJob, TrainingPrediction};

@@ -53,7 +53,6 @@
 
 use super::backward::Recompute;
 use super::data_parallel::{dp_group, exposed_lower_bound, DataParallel, StepInput};
-use super::efficiency::Efficiency;
 use super::memory::{
     device_parameters, training_memory, StateBytes, TrainingMemoryError, TrainingSetup, ZeroStage,
 };
@@ -72,6 +71,7 @@ use crate::model::Transformer;
 use crate::parallel::layout::divisors;
 use crate::parallel::{Layout, ParallelAnalysisError, ParallelError};
 use crate::precision::Precision;
+use crate::pricing::Efficiency;
 use crate::units::to_f64;
 use crate::workload::Precisions;
 use serde::Serialize;
@@ -98,8 +98,9 @@ pub struct TrainingPlanOptions {
     /// The largest context-parallel degree tried (`None`: every degree the sequence fills;
     /// `Some(1)`: none).
     pub max_cp: Option<u32>,
-    /// The efficiencies the ranking is predicted at ([`Efficiency::published`] by default).
-    pub efficiency: Efficiency,
+    /// The efficiencies the ranking is predicted at (`None`, the default: the system's chip's,
+    /// [`crate::device::Device::efficiency`]).
+    pub efficiency: Option<Efficiency>,
     /// The optimizer.
     pub optimizer: Optimizer,
     /// Bytes per parameter of each model state.
@@ -137,7 +138,7 @@ impl Default for TrainingPlanOptions {
             zero_bubble: true,
             max_tp: None,
             max_cp: None,
-            efficiency: Efficiency::published(),
+            efficiency: None,
             optimizer: Optimizer::AdamW,
             state: StateBytes::MEGATRON_ADAM,
             precisions: Precisions::uniform(Precision::Bf16),
@@ -454,7 +455,9 @@ pub fn search_training(
             return Err(TrainingPlanError::NoChoice(q));
         }
     }
-    let eff = options.efficiency;
+    let eff = options
+        .efficiency
+        .unwrap_or_else(|| system.chip.efficiency());
     eff.validate()
         .map_err(|e| TrainingPlanError::Step(StepError::Efficiency(e)))?;
     let base = |layout: Layout, d: u64, b: u64| TrainingJob {
@@ -983,7 +986,10 @@ mod tests {
                                         schedule,
                                         ..TrainingJob::new(layout, d, 16, b, 2048)
                                     };
-                                    let pred = predict(&model, &system, &job, &options.efficiency)?;
+                                    let eff = options
+                                        .efficiency
+                                        .unwrap_or_else(|| system.chip.efficiency());
+                                    let pred = predict(&model, &system, &job, &eff)?;
                                     if pred.memory.fits() == Some(true) {
                                         times.push(pred.step_time.get());
                                     }

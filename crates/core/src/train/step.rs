@@ -30,7 +30,6 @@
 
 use super::backward::Recompute;
 use super::data_parallel::{dp_group, step_communication, DataParallel, StepComm, StepInput};
-use super::efficiency::Efficiency;
 use super::memory::{
     activations_per_layer, device_parameters, training_memory, StateBytes, TrainingMemory,
     TrainingSetup, ZeroStage,
@@ -44,6 +43,7 @@ use crate::memory::Reserve;
 use crate::model::Transformer;
 use crate::parallel::Layout;
 use crate::precision::Precision;
+use crate::pricing::Efficiency;
 use crate::units::{to_f64, Bytes, Flop, FlopPerSec, Seconds};
 use crate::workload::Precisions;
 use serde::Serialize;
@@ -250,7 +250,7 @@ pub enum StepError {
         available: u64,
     },
     /// The efficiencies.
-    Efficiency(super::efficiency::EfficiencyError),
+    Efficiency(crate::pricing::EfficiencyError),
     /// The micro-batch's graph (model, layout, system, chip).
     MicroBatch(super::micro_batch::MicroBatchError),
     /// The memory setup (layout, interleaving).

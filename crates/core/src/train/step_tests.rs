@@ -2,7 +2,6 @@
 //! blocks, 4 heads, f = 256, V = 100, SwiGLU, RMSNorm, untied lm_head) on the test DGX of H100s.
 
 use super::backward::Recompute;
-use super::efficiency::Efficiency;
 use super::pipeline::{PipelineError, PipelineSchedule};
 use super::step::{predict, StepError, TrainingJob};
 use super::waterfall::Reason;
@@ -11,6 +10,7 @@ use crate::model::Transformer;
 use crate::ops::Op;
 use crate::parallel::tests::dgx;
 use crate::parallel::Layout;
+use crate::pricing::Efficiency;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -96,7 +96,7 @@ fn one_device_step_is_the_micro_batches_in_series_plus_the_update() -> TestResul
     // 8 sequences of 16 tokens a step: a billion tokens take 10⁹ / 128 steps of T.
     let t = p.time_to_train(1e9);
     assert!((t - 1e9 / 128.0 * p.step_time.get()).abs() < 1e-9 * t);
-    assert_eq!(p.waterfall.share(Reason::PipelineBubble), 0.0);
+    assert!(p.waterfall.share(Reason::PipelineBubble).abs() < 1e-12);
     // AdamW over 144,192 parameters (2 blocks of 4·d² + 3·d·f + 2·d, embedding and lm_head
     // V·d each, the final norm d), with fp32 gradients: it reads 4 + 4 + 8 bytes and writes
     // 4 + 8 + 2 a parameter = 30 bytes, at 3.35 TB/s.
@@ -130,12 +130,22 @@ fn a_pipeline_of_equal_stages_has_the_one_f_one_b_bubble() -> TestResult {
     // 8 blocks on 4 stages, 8 micro-batches; V = 2 makes the ends small, so the timeline's
     // bubble is near Megatron's (p − 1)/m = 3/8 of the busiest stage's time: the last stage's
     // final norm, lm_head and loss (and their launches) make it the busiest, a little below.
+    // The estimate, launches included: the bound of so small a model is nanoseconds of compute
+    // beside microseconds of stage sends.
     let model = Transformer::builder(4 * D, 8, 4, 4 * F, 2).build()?;
     let layout = Layout {
         pp: 4,
         ..Layout::SINGLE
     };
-    let p = predict(&model, &dgx(1), &job(layout, 1, 8, 1), &Efficiency::BOUND)?;
+    let p = predict(
+        &model,
+        &dgx(1),
+        &job(layout, 1, 8, 1),
+        &Efficiency {
+            network: 1.0,
+            ..Efficiency::published()
+        },
+    )?;
     assert_eq!(p.stages.len(), 4);
     assert!(p.stages.iter().all(|s| s.blocks == 2));
     assert!(
@@ -162,7 +172,15 @@ fn a_pipeline_of_equal_stages_has_the_one_f_one_b_bubble() -> TestResult {
         schedule: PipelineSchedule::Interleaved { virtual_stages: 2 },
         ..job(layout, 1, 8, 1)
     };
-    let q = predict(&model, &dgx(1), &v2, &Efficiency::BOUND)?;
+    let q = predict(
+        &model,
+        &dgx(1),
+        &v2,
+        &Efficiency {
+            network: 1.0,
+            ..Efficiency::published()
+        },
+    )?;
     assert!(
         (q.bubble_fraction - 3.0 / 16.0).abs() < 0.04,
         "{}",

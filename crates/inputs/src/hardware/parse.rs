@@ -53,6 +53,9 @@ struct DeviceFile {
     interconnect: Option<LinkFile>,
     host: Option<LinkFile>,
     platform: Option<super::platform::PlatformFile>,
+    /// The shares of the roofs real kernels reach (`[efficiency]`: matmul, matmul_fp8,
+    /// attention, vector, memory, network).
+    efficiency: Option<FileCited<roofline_core::pricing::Efficiency>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -235,7 +238,28 @@ pub fn parse_device(text: &str, origin: &str) -> Result<Device, InputError> {
         host_link: checked_link(origin, "host", file.host)?,
         platform: super::platform::checked_platform(origin, file.platform)?,
         notes: file.notes,
+        efficiency: checked_efficiency(origin, file.efficiency)?,
     })
+}
+
+/// The chip's own shares of its roofs, each in [`roofline_core::pricing::MIN_SHARE`]..=1.
+fn checked_efficiency(
+    origin: &str,
+    e: Option<FileCited<roofline_core::pricing::Efficiency>>,
+) -> Result<Option<Cited<roofline_core::pricing::Efficiency>>, InputError> {
+    let Some(e) = e else { return Ok(None) };
+    {
+        e.value.validate().map_err(|err| {
+            InputError::new(format!(
+                "{origin}: field `efficiency.{}` = {} is not a share in [{}, 1]",
+                err.field,
+                err.value,
+                roofline_core::pricing::MIN_SHARE
+            ))
+            .with_hint("give each share as a fraction of its roof, e.g. `matmul = 0.8`")
+        })?;
+    }
+    Ok(Some(Cited::new(e.value, e.source)))
 }
 
 /// The dense peaks, in [`Precision::ALL`] order, each within [`MIN_PEAK`]..=[`MAX_PEAK`].

@@ -210,5 +210,17 @@ pub fn device_to_toml(device: &Device) -> String {
         );
         write_fabric(&mut out, "platform", &p.fabric);
     }
+    if let Some(e) = &device.efficiency {
+        let v = &e.value;
+        out.push_str("\n[efficiency]\n");
+        // `{:?}` keeps every digit of an f64 (the chip reads back equal).
+        let _ = writeln!(
+            out,
+            "value = {{ matmul = {:?}, matmul_fp8 = {:?}, attention = {:?}, vector = {:?}, \
+             memory = {:?}, network = {:?} }}",
+            v.matmul, v.matmul_fp8, v.attention, v.vector, v.memory, v.network
+        );
+        let _ = writeln!(out, "source = {}", toml_string(&e.source));
+    }
     out
 }

@@ -24,15 +24,9 @@ pub enum GenerateCommand {
 
 /// The shares and launches the estimate assumes.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct ServingEfficiencyDoc {
-    /// η_matmul: the share of the matrix units' dense peak.
-    pub matmul: f64,
-    /// η of fp8 matrix kernels.
-    pub fp8_matmul: f64,
-    /// η_memory: the share of the main-memory bandwidth.
-    pub memory: f64,
-    /// η_network: the share of a link's bandwidth.
-    pub network: f64,
+pub struct EstimateDoc {
+    /// The shares of the roofs, by kernel class ([`roofline_core::pricing::Efficiency`]).
+    pub shares: roofline_core::pricing::Efficiency,
     /// Each step launched once, as a CUDA graph.
     pub cuda_graphs: bool,
     /// `per_kernel` or `per_program` (the chip runs a step as one compiled program).
@@ -99,7 +93,7 @@ pub struct GenerateDoc {
     /// The estimate at `efficiency`.
     pub estimate: Latency,
     /// What the estimate assumes.
-    pub efficiency: ServingEfficiencyDoc,
+    pub efficiency: EstimateDoc,
     /// Decode steps analysed to sum the N − 1 exactly.
     pub decode_steps_analysed: u64,
     /// The KV cache of the batch on one device after the request, bytes.
@@ -151,15 +145,12 @@ impl GenerateDoc {
             devices: g.devices,
             bound: g.bound,
             estimate: g.estimate,
-            efficiency: ServingEfficiencyDoc {
-                matmul: g.efficiency.shares.matmul,
-                fp8_matmul: g.efficiency.fp8_matmul,
-                memory: g.efficiency.shares.memory,
-                network: g.efficiency.shares.network,
-                cuda_graphs: g.efficiency.cuda_graphs,
+            efficiency: EstimateDoc {
+                shares: g.efficiency.efficiency,
+                cuda_graphs: g.efficiency.launches.cuda_graphs,
                 launch_model: chip.launch_model.id().into(),
                 launch_overhead_s: chip.launch_overhead.value.get(),
-                source: roofline_core::serve::efficiency::SOURCE.into(),
+                source: crate::generate::efficiency_source(g, chip),
             },
             decode_steps_analysed: g.decode_steps_analysed,
             kv_at_end_bytes: g.kv_at_end.get(),

@@ -186,9 +186,11 @@ pub struct ParallelStageDoc {
     pub totals: ParallelTotalsDoc,
     /// The step on two streams.
     pub schedule: ScheduleDoc,
-    /// The step time: the critical path + launch overhead, seconds (the time per output token
-    /// in decode).
+    /// The step's roofline bound: the critical path, no launch cost, seconds (the time per
+    /// output token in decode).
     pub step_time_s: f64,
+    /// The launch and host overhead of the step, seconds: the named addend beside the bound.
+    pub launch_and_host_s: f64,
     /// Tokens a replica finishes per second: the step's tokens ÷ the step time, tokens/s.
     pub tokens_per_s: f64,
     /// `tokens_per_s` ÷ the replica's devices, tokens/s.
@@ -232,6 +234,7 @@ impl ParallelStageDoc {
             },
             schedule: ScheduleDoc::of(&s.schedule),
             step_time_s: step,
+            launch_and_host_s: s.launch_and_host().get(),
             tokens_per_s: s.tokens_per_s(),
             tokens_per_s_per_device: s.tokens_per_s() / s.devices as f64,
             scaling_cost: s.scaling_cost(),
@@ -256,7 +259,7 @@ pub struct AnalyzeParallelDoc {
     /// Devices the system has (a replica may use fewer).
     pub system_devices: u64,
     /// The serving headline of one replica: TTFT, TPOT and tokens/s (also per device),
-    /// roofline lower bounds on time with the launch overhead in them.
+    /// roofline lower bounds on time, the launch overhead beside them.
     pub headline: crate::headline::HeadlineDoc,
     /// The stages, in order (prefill, decode).
     pub stages: Vec<ParallelStageDoc>,
@@ -269,7 +272,7 @@ pub struct ScalingPointDoc {
     pub tp: u32,
     /// Devices the replica uses.
     pub devices: u64,
-    /// The step time (critical path + launch overhead), seconds.
+    /// The step's roofline bound (the critical path, no launch cost), seconds.
     pub step_time_s: f64,
     /// Tokens per second of the replica, tokens/s.
     pub tokens_per_s: f64,
