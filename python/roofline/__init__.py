@@ -334,7 +334,7 @@ def analyze(
     precision: Optional[str] = None,
     weight_precision: Optional[str] = None,
     kv_precision: Optional[str] = None,
-    flash_attention: bool = False,
+    flash_attention: bool = True,
     logits: Optional[str] = None,
     system: Optional[Chip] = None,
     devices: Optional[int] = None,
@@ -357,7 +357,8 @@ def analyze(
         seq_len: prefill: prompt tokens per sequence (CLI default 2048).
         precision: weights, activations and KV cache (``"bf16"``, ``"fp8"``, ``"int4"``, …).
         weight_precision, kv_precision: override ``precision`` for weights or the KV cache.
-        flash_attention: attention as one fused FlashAttention kernel.
+        flash_attention: attention as one fused FlashAttention kernel (the CLI's default);
+            ``False`` is ``--no-flash-attention``.
         logits: prefill: ``"last"`` (default) or ``"all"`` positions through lm_head.
         system, devices, pp, ep, cp: a multi-device system and layout.
         fusion: also report kernel fusion: ``"eager"``, ``"compiled"`` or ``"max"``.
@@ -380,7 +381,7 @@ def analyze(
         precision=precision,
         weight_precision=weight_precision,
         kv_precision=kv_precision,
-        flash_attention=flash_attention,
+        no_flash_attention=not flash_attention,
         logits=logits,
         system=system,
         devices=devices,
@@ -429,7 +430,7 @@ def sweep(
     seq_len: Union[int, str, Sequence[int], None] = None,
     context: Union[int, str, Sequence[int], None] = None,
     precision: Union[str, Sequence[str], None] = None,
-    flash_attention: bool = False,
+    flash_attention: bool = True,
     tp: Union[int, str, Sequence[int], None] = None,
     pareto: bool = False,
     **flags: Any,
@@ -444,7 +445,8 @@ def sweep(
             steps, ``"1..256*4"`` multiplies).
         seq_len, context: prompt lengths and cached tokens, as ``batch`` takes them.
         precision: one precision or a list (``["bf16", "fp8"]``).
-        flash_attention: attention as one fused kernel.
+        flash_attention: attention as one fused kernel (the default); ``False`` is
+            ``--no-flash-attention``.
         tp: tensor-parallel degrees to sweep (a list or ranges).
         pareto: throughput against latency, the Pareto front marked.
         **flags: any other ``roofline sweep`` flag (``generate=256``, ``slo_tpot="50ms"``, …).
@@ -458,7 +460,7 @@ def sweep(
         seq_len=seq_len,
         context=context,
         precision=precision,
-        flash_attention=flash_attention,
+        no_flash_attention=not flash_attention,
         tp=tp,
         pareto=pareto,
         **flags,

@@ -144,9 +144,11 @@ fn value_head_size_in_op_attention_and_the_mla_decoder() {
             "--hardware",
             "h200",
         ];
-        if flash {
-            a.push("--flash-attention");
-        }
+        a.push(if flash {
+            "--flash-attention"
+        } else {
+            "--no-flash-attention"
+        });
         json_of(&a)
     };
     let fused_graph = model(true);
@@ -272,6 +274,7 @@ fn mfu_graph_row_is_analyze_with_logits_on_every_position() {
         "h100-sxm",
         "--logits",
         "all",
+        "--no-flash-attention",
     ]);
     let total = f(&analysis, "/stages/0/totals/flops");
     assert!((per_token * s - total).abs() <= 1e-12 * total);

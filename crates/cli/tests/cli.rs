@@ -19,14 +19,16 @@ fn op<'a>(stage: &'a Value, name: &str) -> &'a Value {
 }
 
 #[test]
-fn default_analyze_runs_llama2_7b_on_a6000_both_stages() {
+fn default_analyze_runs_llama2_7b_on_h100_sxm_both_stages_with_flash_attention() {
+    // q_proj in prefill: 2 · 2048 · 4096 · 4096 = 68.7 GFLOP.
     roofline()
         .arg("analyze")
         .assert()
         .success()
         .stdout(predicate::str::contains("prefill · llama-2-7b"))
         .stdout(predicate::str::contains("decode · llama-2-7b"))
-        .stdout(predicate::str::contains("NVIDIA RTX A6000"))
+        .stdout(predicate::str::contains("NVIDIA H100 SXM5 80GB (h100-sxm)"))
+        .stdout(predicate::str::contains("FlashAttention on"))
         .stdout(predicate::str::contains("q_proj"))
         .stdout(predicate::str::contains("68.7 GFLOP"))
         .stderr("");
@@ -101,7 +103,14 @@ fn analyze_json_has_the_documented_schema_and_hand_checked_numbers(
 #[test]
 fn analyze_csv_has_one_row_per_operator() -> Result<(), Box<dyn std::error::Error>> {
     let out = roofline()
-        .args(["analyze", "--stage", "decode", "--format", "csv"])
+        .args([
+            "analyze",
+            "--stage",
+            "decode",
+            "--no-flash-attention",
+            "--format",
+            "csv",
+        ])
         .output()?;
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout)?;
@@ -429,7 +438,14 @@ fn group_wise_quantization_flags() {
         .code(2)
         .stderr(predicate::str::contains("`--group-size`"));
     // W8A8 on the A6000: q_proj held against the int8 peak, 309.7 TOP/s.
-    let v = json_of(&["analyze", "--stage", "prefill", "--w8a8"]);
+    let v = json_of(&[
+        "analyze",
+        "--hardware",
+        "a6000",
+        "--stage",
+        "prefill",
+        "--w8a8",
+    ]);
     assert_eq!(op(&v["stages"][0], "q_proj")["peak_flops_per_s"], 309.7e12);
 }
 

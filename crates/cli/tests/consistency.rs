@@ -49,9 +49,14 @@ fn workload_args(b: u64, s: u64, c: u64, flash: bool) -> Vec<String> {
     .iter()
     .map(|x| x.to_string())
     .collect();
-    if flash {
-        a.push("--flash-attention".into());
-    }
+    a.push(
+        if flash {
+            "--flash-attention"
+        } else {
+            "--no-flash-attention"
+        }
+        .into(),
+    );
     a
 }
 
@@ -287,7 +292,16 @@ fn the_memory_reserve_is_counted_and_checked() {
         ("2GB", 2e9),
         ("1GiB", 1073741824.0),
     ] {
-        let v = json_of(&["analyze", "--stage", "decode", "--memory-reserve", reserve]);
+        let v = json_of(&[
+            "analyze",
+            "--hardware",
+            "a6000",
+            "--no-flash-attention",
+            "--stage",
+            "decode",
+            "--memory-reserve",
+            reserve,
+        ]);
         let m = &v["stages"][0]["memory"];
         assert_eq!(num(m, "/reserve_bytes"), bytes, "{reserve}");
         assert_eq!(num(m, "/activation_bytes"), act);
@@ -299,7 +313,15 @@ fn the_memory_reserve_is_counted_and_checked() {
     }
     // A reserve that leaves nothing, and a bare number that would be bytes: bad input.
     common::bad_input(
-        &["analyze", "--stage", "decode", "--memory-reserve", "48GB"],
+        &[
+            "analyze",
+            "--hardware",
+            "a6000",
+            "--stage",
+            "decode",
+            "--memory-reserve",
+            "48GB",
+        ],
         "--memory-reserve",
     );
     common::bad_input(
@@ -340,6 +362,7 @@ fn the_bound_of_a_decode_step_is_one_figure_and_launches_are_beside_it() {
         "16",
         "--context",
         "4096",
+        "--no-flash-attention",
     ]);
     let g = json(&[
         "generate",

@@ -13,6 +13,7 @@ fn analyze_fusion_presets_report_kernels_per_layer() -> Result<(), Box<dyn std::
             "llama-2-7b",
             "--hardware",
             "h100-sxm",
+            "--no-flash-attention",
             "--fusion",
             preset,
         ]);
@@ -27,7 +28,14 @@ fn analyze_fusion_presets_report_kernels_per_layer() -> Result<(), Box<dyn std::
         }
     }
     roofline()
-        .args(["analyze", "--fusion", "max", "--stage", "decode"])
+        .args([
+            "analyze",
+            "--no-flash-attention",
+            "--fusion",
+            "max",
+            "--stage",
+            "decode",
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("regime: launch-bound"))
@@ -40,6 +48,7 @@ fn launch_overhead_override() -> Result<(), Box<dyn std::error::Error>> {
     // Eager decode: 18·32 + 3 = 579 kernels × 7 µs.
     let v = json_of(&[
         "analyze",
+        "--no-flash-attention",
         "--stage",
         "decode",
         "--fusion",
@@ -154,6 +163,7 @@ fn fused_kernels_are_their_own_points_on_the_plot() -> Result<(), Box<dyn std::e
             "analyze",
             "--hardware",
             "h100-sxm",
+            "--no-flash-attention",
             "--fusion",
             "max",
             "--plot",

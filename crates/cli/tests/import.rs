@@ -252,6 +252,7 @@ fn real_cpu_trace_predicted_against_measured_on_the_measured_cpu_roof(
         "prefill",
         "--seq-len",
         "64",
+        "--no-flash-attention",
         "--profile",
         &trace,
     ];

@@ -288,6 +288,7 @@ fn sweep_seed_exercise_crossovers_and_bounds() -> Result<(), Box<dyn std::error:
         "llama-2-7b",
         "--hardware",
         "h100-sxm",
+        "--no-flash-attention",
         "--stage",
         "decode",
         "--batch",

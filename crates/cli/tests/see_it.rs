@@ -148,11 +148,29 @@ fn op_attention_unfused_is_three_kernels_fused_counts_causal_pairs(
 #[test]
 fn op_vector_kernels_by_hand() {
     // A6000: fp32 vector 38.7 TFLOP/s, 768 GB/s.
-    let sm = json_of(&["op", "softmax", "--rows", "65536", "--cols", "2048"]);
+    let sm = json_of(&[
+        "op",
+        "softmax",
+        "--hardware",
+        "a6000",
+        "--rows",
+        "65536",
+        "--cols",
+        "2048",
+    ]);
     let e = 65536.0 * 2048.0;
     assert_eq!(f(&sm["kernels"][0]["flops"]), 7.0 * e);
     assert_eq!(f(&sm["kernels"][0]["bytes"]), 2.0 * e * 2.0);
-    let rms = json_of(&["op", "rmsnorm", "--rows", "2048", "--cols", "4096"]);
+    let rms = json_of(&[
+        "op",
+        "rmsnorm",
+        "--hardware",
+        "a6000",
+        "--rows",
+        "2048",
+        "--cols",
+        "4096",
+    ]);
     // 4 FLOP per element; reads x and the 4096 weights, writes y.
     let e = 2048.0 * 4096.0;
     assert_eq!(f(&rms["kernels"][0]["flops"]), 4.0 * e);
@@ -161,6 +179,8 @@ fn op_vector_kernels_by_hand() {
     let ln = json_of(&[
         "op",
         "layernorm",
+        "--hardware",
+        "a6000",
         "--rows",
         "1",
         "--cols",
@@ -173,7 +193,16 @@ fn op_vector_kernels_by_hand() {
         f(&ln["kernels"][0]["bytes"]),
         (768.0 + 2.0 * 768.0 + 768.0) * 4.0
     );
-    let add = json_of(&["op", "elementwise", "--inputs", "2", "--elements", "1000"]);
+    let add = json_of(&[
+        "op",
+        "elementwise",
+        "--hardware",
+        "a6000",
+        "--inputs",
+        "2",
+        "--elements",
+        "1000",
+    ]);
     // An add: 1 FLOP per element over 3 tensors of 2 bytes: AI = 1/6.
     assert!((f(&add["kernels"][0]["arithmetic_intensity"]) - 1.0 / 6.0).abs() < 1e-12);
     roofline()
@@ -265,7 +294,15 @@ fn op_explain_reads_like_a_worked_exercise() {
 #[test]
 fn analyze_explain_q_proj_in_decode_traces_the_model() -> Result<(), Box<dyn std::error::Error>> {
     let out = roofline()
-        .args(["analyze", "--stage", "decode", "--explain", "q_proj"])
+        .args([
+            "analyze",
+            "--hardware",
+            "a6000",
+            "--stage",
+            "decode",
+            "--explain",
+            "q_proj",
+        ])
         .output()?;
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout)?;
@@ -285,7 +322,15 @@ fn analyze_explain_q_proj_in_decode_traces_the_model() -> Result<(), Box<dyn std
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
-    let v = json_of(&["analyze", "--stage", "decode", "--explain", "q_proj"]);
+    let v = json_of(&[
+        "analyze",
+        "--hardware",
+        "a6000",
+        "--stage",
+        "decode",
+        "--explain",
+        "q_proj",
+    ]);
     let d = &v["derivations"][0];
     assert_eq!(d["stage"], "decode");
     // Null for a step the derivation lacks: it equals none of the values below.

@@ -127,7 +127,7 @@ fn unfused_attention_takes_analyzes_unfused_prefill() -> TestResult {
     let mut args = ALONE.to_vec();
     args.push("--no-flash-attention");
     let v = json(&args)?;
-    let prefill = analyze_time_with("prefill", "512", "--logits=last")?;
+    let prefill = analyze_time_with("prefill", "512", "--no-flash-attention")?;
     let ttft = num(&v["summary"]["ttft"]["p50"])?;
     assert!(
         (ttft - prefill).abs() <= 1e-6 * prefill,

@@ -103,8 +103,23 @@ fn hardware_show_fits_120_columns_for_every_chip_and_system(
 
 #[test]
 fn wide_gives_every_column_back() -> Result<(), Box<dyn std::error::Error>> {
-    let narrow = stdout(&["analyze", "llama-2-7b", "--stage", "prefill"])?;
-    let wide = stdout(&["analyze", "llama-2-7b", "--stage", "prefill", "--wide"])?;
+    let narrow = stdout(&[
+        "analyze",
+        "llama-2-7b",
+        "--hardware",
+        "a6000",
+        "--stage",
+        "prefill",
+    ])?;
+    let wide = stdout(&[
+        "analyze",
+        "llama-2-7b",
+        "--hardware",
+        "a6000",
+        "--stage",
+        "prefill",
+        "--wide",
+    ])?;
     let header = |t: &str| t.lines().find(|l| l.contains("operator")).map(String::from);
     let (n, w) = (
         header(&narrow).ok_or("no header")?,

@@ -1,6 +1,8 @@
 //! `roofline analyze`.
 
-use super::common::{FormatArg, LogitsArg, ParallelArgs, PlotArgs, ReserveArg, StageArg};
+use super::common::{
+    AttentionArg, FormatArg, LogitsArg, ParallelArgs, PlotArgs, ReserveArg, StageArg, DEFAULT_CHIP,
+};
 use super::values::{parse_duration_small, parse_preset};
 use clap::Args;
 
@@ -10,7 +12,7 @@ pub struct AnalyzeArgs {
     #[arg(default_value = "llama-2-7b")]
     pub model: String,
     /// Chip id (`roofline hardware list`) or a chip file in the catalog's TOML format.
-    #[arg(long, default_value = "a6000")]
+    #[arg(long, default_value = DEFAULT_CHIP)]
     pub hardware: String,
     /// Which stage to analyse.
     #[arg(long, value_enum, default_value_t = StageArg::Both)]
@@ -26,9 +28,8 @@ pub struct AnalyzeArgs {
     pub context: u64,
     #[command(flatten)]
     pub precisions: super::PrecisionArgs,
-    /// Attention as one fused FlashAttention kernel instead of QKᵀ, softmax and S·V.
-    #[arg(long)]
-    pub flash_attention: bool,
+    #[command(flatten)]
+    pub attention: AttentionArg,
     /// Prefill: the positions lm_head computes logits for: `last` (each sequence's last, what
     /// generation needs) or `all` (every position: training, scoring a whole sequence). Decode
     /// has one position per sequence either way.

@@ -85,6 +85,30 @@ impl ParallelArgs {
     }
 }
 
+/// The chip every command analyses without `--hardware`: the H100 SXM, the chip most published
+/// training and serving measurements were taken on.
+pub const DEFAULT_CHIP: &str = "h100-sxm";
+
+/// `--flash-attention` / `--no-flash-attention`, one switch and one default for every command:
+/// FlashAttention, as serving engines (vLLM, TensorRT-LLM, SGLang) and trainers (Megatron-LM)
+/// run attention. The last of the two given wins.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct AttentionArg {
+    /// Attention as one fused FlashAttention kernel (the default).
+    #[arg(long, overrides_with = "no_flash_attention")]
+    pub flash_attention: bool,
+    /// Attention as separate QKᵀ, softmax and S·V kernels, the scores through main memory.
+    #[arg(long, overrides_with = "flash_attention")]
+    pub no_flash_attention: bool,
+}
+
+impl AttentionArg {
+    /// Whether attention is one fused kernel.
+    pub fn on(&self) -> bool {
+        !self.no_flash_attention
+    }
+}
+
 /// `--memory-reserve`, shared by every command that says whether a model fits.
 #[derive(Debug, Args)]
 pub struct ReserveArg {

@@ -24,7 +24,7 @@ pub struct FuseArgs {
     #[arg(long, default_value = "bf16", value_parser = parse_precision)]
     pub precision: Precision,
     /// Chip id or chip file.
-    #[arg(long, default_value = "h100-sxm")]
+    #[arg(long, default_value = super::common::DEFAULT_CHIP)]
     pub hardware: String,
     /// Launch overhead per kernel, overriding the chip file's.
     #[arg(long, value_parser = parse_duration_small)]

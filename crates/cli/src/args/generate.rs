@@ -51,7 +51,7 @@ pub struct GenerateArgs {
     #[arg(default_value = "llama-2-7b")]
     pub model: String,
     /// Chip id (`roofline hardware list`) or a chip file in the catalog's TOML format.
-    #[arg(long, default_value = "a6000")]
+    #[arg(long, default_value = super::common::DEFAULT_CHIP)]
     pub hardware: String,
     /// Prompt tokens per sequence (P).
     #[arg(long, default_value_t = 2048, value_parser = parse_positive)]
@@ -68,10 +68,8 @@ pub struct GenerateArgs {
     pub cached_prefix: u64,
     #[command(flatten)]
     pub precisions: PrecisionArgs,
-    /// Attention as QKᵀ, softmax and S·V instead of one FlashAttention kernel (serving
-    /// engines use FlashAttention: the default here).
-    #[arg(long)]
-    pub no_flash_attention: bool,
+    #[command(flatten)]
+    pub attention: super::common::AttentionArg,
     #[command(flatten)]
     pub reserve: ReserveArg,
     #[command(flatten)]

@@ -17,7 +17,7 @@ pub struct OpArgs {
 #[derive(Debug, Args)]
 pub struct OpCommon {
     /// Chip id (`roofline hardware list`) or a chip file in the catalog's TOML format.
-    #[arg(long, default_value = "a6000")]
+    #[arg(long, default_value = super::common::DEFAULT_CHIP)]
     pub hardware: String,
     /// Precision of every tensor and of the computation (fp32, tf32, bf16, fp16, fp8, int8, int4).
     #[arg(long, default_value = "bf16", value_parser = parse_precision)]
@@ -72,7 +72,7 @@ pub struct CollectiveArgs {
     pub nodes: Option<u64>,
     /// Chip id (`roofline hardware list`) or a chip file; its platform gives the node and its
     /// links.
-    #[arg(long, default_value = "h100-sxm")]
+    #[arg(long, default_value = super::common::DEFAULT_CHIP)]
     pub hardware: String,
     /// The algorithm: `auto` (the fastest bound the fabric supports), `ring`, `tree`
     /// (all-reduce), `nvls` (in-network reduction, one node), `hierarchical` (across nodes),

@@ -1,6 +1,6 @@
 //! `roofline plan`.
 
-use super::common::{FormatArg, ReserveArg};
+use super::common::{AttentionArg, FormatArg, ReserveArg, DEFAULT_CHIP};
 use super::values::{parse_degree, parse_positive, parse_precision};
 use clap::{Args, ValueEnum};
 use roofline_core::precision::Precision;
@@ -44,7 +44,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub system: Option<String>,
     /// Chip id, with --devices: that many of it in the chip's default node.
-    #[arg(long, default_value = "h100-sxm")]
+    #[arg(long, default_value = DEFAULT_CHIP)]
     pub hardware: String,
     /// Devices of --hardware to plan over.
     #[arg(long, value_parser = parse_degree)]
@@ -73,9 +73,8 @@ pub struct PlanArgs {
     /// KV-cache precision, overriding --precision.
     #[arg(long, value_parser = parse_precision)]
     pub kv_precision: Option<Precision>,
-    /// Attention as one fused FlashAttention kernel.
-    #[arg(long)]
-    pub flash_attention: bool,
+    #[command(flatten)]
+    pub attention: AttentionArg,
     /// Plans to print in each ranking.
     #[arg(long, default_value_t = 5, value_parser = parse_degree)]
     pub top: u32,

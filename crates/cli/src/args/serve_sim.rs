@@ -12,7 +12,7 @@ pub struct ServeSimArgs {
     /// one.
     pub model: String,
     /// Chip id (`roofline hardware list`) or a chip file in the catalog's TOML format.
-    #[arg(long, default_value = "h100-sxm")]
+    #[arg(long, default_value = super::common::DEFAULT_CHIP)]
     pub hardware: String,
     #[command(flatten)]
     pub parallel: ParallelArgs,
@@ -56,10 +56,8 @@ pub struct ServeSimArgs {
     pub seed: u64,
     #[command(flatten)]
     pub precisions: PrecisionArgs,
-    /// Attention as QKᵀ, softmax and S·V instead of one FlashAttention kernel (serving
-    /// engines use FlashAttention: the default here).
-    #[arg(long)]
-    pub no_flash_attention: bool,
+    #[command(flatten)]
+    pub attention: super::common::AttentionArg,
     #[command(flatten)]
     pub reserve: ReserveArg,
     #[command(flatten)]

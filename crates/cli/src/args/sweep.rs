@@ -1,6 +1,8 @@
 //! `roofline sweep`.
 
-use super::common::{FormatArg, LogitsArg, PlotArgs, ReserveArg, StageArg};
+use super::common::{
+    AttentionArg, FormatArg, LogitsArg, PlotArgs, ReserveArg, StageArg, DEFAULT_CHIP,
+};
 use super::values::{parse_degree, parse_precision, parse_uint_list, UintList};
 use clap::Args;
 use roofline_core::precision::Precision;
@@ -12,7 +14,7 @@ pub struct SweepArgs {
     #[arg(default_value = "llama-2-7b")]
     pub model: String,
     /// Chips, comma-separated (ids or chip files).
-    #[arg(long, default_value = "h100-sxm", value_delimiter = ',')]
+    #[arg(long, default_value = DEFAULT_CHIP, value_delimiter = ',')]
     pub hardware: Vec<String>,
     /// Stage: prefill sweeps --seq-len, decode sweeps --context.
     #[arg(long, value_enum, default_value_t = StageArg::Decode)]
@@ -41,9 +43,8 @@ pub struct SweepArgs {
     /// KV-cache precision for every point, overriding --precision.
     #[arg(long, value_parser = parse_precision)]
     pub kv_precision: Option<Precision>,
-    /// Attention as one fused FlashAttention kernel.
-    #[arg(long)]
-    pub flash_attention: bool,
+    #[command(flatten)]
+    pub attention: AttentionArg,
     /// Prefill: the positions lm_head computes logits for: `last` (each sequence's last, what
     /// generation needs) or `all` (every position: training, scoring a whole sequence). Decode
     /// has one position per sequence either way.

@@ -205,9 +205,8 @@ pub struct TrainLayoutArgs {
     /// The optimizer (default adamw).
     #[arg(long, value_enum)]
     pub optimizer: Option<OptimizerArg>,
-    /// Attention as separate QKᵀ, softmax and S·V kernels instead of FlashAttention.
-    #[arg(long)]
-    pub no_flash_attention: bool,
+    #[command(flatten)]
+    pub attention: super::common::AttentionArg,
     /// Reduce the gradients after the backward instead of in buckets during it (Megatron-LM
     /// without `--overlap-grad-reduce`, as in its 2021–2022 published runs).
     #[arg(long)]
@@ -237,7 +236,8 @@ impl TrainLayoutArgs {
             || self.schedule.is_some()
             || self.virtual_stages.is_some()
             || self.optimizer.is_some()
-            || self.no_flash_attention
+            || self.attention.no_flash_attention
+            || self.attention.flash_attention
             || self.no_overlap_grad_reduce
             || self.blocking_p2p
             || self.efficiency.is_some()
@@ -297,7 +297,7 @@ pub struct TrainArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub system: Option<String>,
     /// Chip id, with --devices: that many of it in the chip's default node.
-    #[arg(long, default_value = "h100-sxm")]
+    #[arg(long, default_value = super::common::DEFAULT_CHIP)]
     pub hardware: String,
     /// Devices of --hardware; defaults to tp × pp × cp × ep × dp.
     #[arg(long, value_parser = parse_degree)]

@@ -165,8 +165,8 @@ pub(crate) fn command_args(a: &AnalyzeArgs) -> Vec<Arg> {
     if a.precisions.w8a8 {
         v.push(Arg::switch("--w8a8"));
     }
-    if a.flash_attention {
-        v.push(Arg::switch("--flash-attention"));
+    if !a.attention.on() {
+        v.push(Arg::switch("--no-flash-attention"));
     }
     if a.logits == LogitsArg::All {
         v.push(Arg::value("--logits", "all"));
@@ -246,7 +246,7 @@ pub(crate) fn prepare(a: &AnalyzeArgs) -> Result<Prepared, CliError> {
         .map(|&stage| {
             let w = Workload::new(stage, a.batch, a.seq_len, a.context)
                 .with_precisions(precisions)
-                .flash_attention(a.flash_attention)
+                .flash_attention(a.attention.on())
                 .with_logits(a.logits.into());
             analyze(&model, &w, &device, a.reserve.memory_reserve)
         })

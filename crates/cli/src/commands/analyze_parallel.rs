@@ -370,7 +370,7 @@ pub(crate) fn prepare(
         system: p.system.as_deref(),
         devices: p.devices,
         hardware: &a.hardware,
-        hardware_default: "a6000",
+        hardware_default: crate::args::common::DEFAULT_CHIP,
         takes_devices: true,
         layout: &lay,
     };
@@ -381,7 +381,7 @@ pub(crate) fn prepare(
         .map(|&stage| {
             Workload::new(stage, a.batch, a.seq_len, a.context)
                 .with_precisions(precisions)
-                .flash_attention(a.flash_attention)
+                .flash_attention(a.attention.on())
                 .with_logits(a.logits.into())
         })
         .collect();

@@ -80,14 +80,14 @@ pub fn run(a: &GenerateArgs, out: &mut dyn Write) -> Result<(), CliError> {
         system: a.parallel.system.as_deref(),
         devices: a.parallel.devices,
         hardware: &a.hardware,
-        hardware_default: "a6000",
+        hardware_default: crate::args::common::DEFAULT_CHIP,
         takes_devices: true,
         layout: &lay,
     };
     let precisions = precisions_of(&a.precisions)?;
     let base = Workload::decode(1, 1)
         .with_precisions(precisions)
-        .flash_attention(!a.no_flash_attention);
+        .flash_attention(a.attention.on());
     let r = Request {
         prompt: a.prompt,
         generate: a.generate,

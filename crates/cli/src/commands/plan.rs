@@ -13,6 +13,20 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if a.stage == PlanStage::Train {
         return super::train_plan::run(a, out);
     }
+    if let Some(g) = a.global_batch {
+        return Err(CliError::bad_input(
+            format!(
+                "`--global-batch {g}`: a training step's sequences; it does not apply to \
+                 `--stage {}`",
+                if a.stage == PlanStage::Prefill {
+                    "prefill"
+                } else {
+                    "decode"
+                }
+            ),
+            Some("give --stage train to plan a training step, or --batch for serving".into()),
+        ));
+    }
     require_devices(a)?;
     let model = load_model(&a.model)?;
     let flags = flags(a);
@@ -25,7 +39,7 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let workload = Workload::new(stage, a.batch, a.seq_len, a.context)
         .with_precisions(precisions)
-        .flash_attention(a.flash_attention);
+        .flash_attention(a.attention.on());
     let found = search(&model, &workload, &system, a.reserve.memory_reserve)
         .map_err(|e| parallel_error(e, &flags, &system))?;
     let report = PlanReport {
@@ -56,7 +70,7 @@ pub(super) fn flags(a: &PlanArgs) -> Flags<'_> {
         system: a.system.as_deref(),
         devices: a.devices,
         hardware: &a.hardware,
-        hardware_default: "h100-sxm",
+        hardware_default: crate::args::common::DEFAULT_CHIP,
         takes_devices: true,
         layout: "--devices",
     }

@@ -38,7 +38,7 @@ pub fn run(a: &ServeSimArgs, out: &mut dyn Write) -> Result<(), CliError> {
         system: p.system.as_deref(),
         devices: p.devices,
         hardware: &a.hardware,
-        hardware_default: "h100-sxm",
+        hardware_default: crate::args::common::DEFAULT_CHIP,
         takes_devices: true,
         layout: &lay,
     };
@@ -81,7 +81,7 @@ pub fn run(a: &ServeSimArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let precisions = precisions_of(&a.precisions)?;
     let base = Workload::decode(1, 1)
         .with_precisions(precisions)
-        .flash_attention(!a.no_flash_attention);
+        .flash_attention(a.attention.on());
     let step = StepModel::new(&model, &base, &system, layout, a.reserve.memory_reserve)
         .map_err(|e| parallel_error(e, &flags, &system))?;
     // The engine sizes its cache after profiling a step of its whole token budget.
@@ -154,7 +154,7 @@ pub fn run(a: &ServeSimArgs, out: &mut dyn Write) -> Result<(), CliError> {
         system: &system,
         layout,
         precisions,
-        flash_attention: !a.no_flash_attention,
+        flash_attention: a.attention.on(),
         config: &config,
         kv_capacity_tokens: Some(kv_tokens),
         source: &source,

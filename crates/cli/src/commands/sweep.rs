@@ -101,7 +101,7 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
         seq_lens: &a.seq_len.0,
         contexts: &a.context.0,
         batches: &a.batch.0,
-        flash_attention: a.flash_attention,
+        flash_attention: a.attention.on(),
         logits: a.logits.into(),
         reserve: a.reserve.memory_reserve,
     };
@@ -110,7 +110,7 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
         model: &model,
         devices: &devices,
         sweep: &result,
-        flash_attention: a.flash_attention,
+        flash_attention: a.attention.on(),
     };
     if let Some((path, format)) = plot {
         let bytes = render_sweep(&view, format).map_err(|e| CliError {
@@ -172,7 +172,10 @@ fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliErro
     for &tp in &tps {
         analyze_parallel::check_layout(&Layout { tp, ..base }, &model)?;
     }
-    let hardware = a.hardware.first().map_or("h100-sxm", String::as_str);
+    let hardware = a
+        .hardware
+        .first()
+        .map_or(crate::args::common::DEFAULT_CHIP, String::as_str);
     let most = tps.iter().copied().max().unwrap_or(1);
     let largest = Layout { tp: most, ..base };
     let lay = if base == Layout::SINGLE {
@@ -184,7 +187,7 @@ fn run_tp(a: &SweepArgs, tps: &[u64], out: &mut dyn Write) -> Result<(), CliErro
         system: a.system.as_deref(),
         devices: None,
         hardware,
-        hardware_default: "h100-sxm",
+        hardware_default: crate::args::common::DEFAULT_CHIP,
         takes_devices: false,
         layout: &lay,
     };
@@ -242,7 +245,7 @@ fn sweep_workloads(a: &SweepArgs, stages: &[Stage], precisions: Precisions) -> V
                 workloads.push(
                     Workload::new(stage, batch, s, c)
                         .with_precisions(precisions)
-                        .flash_attention(a.flash_attention)
+                        .flash_attention(a.attention.on())
                         .with_logits(a.logits.into()),
                 );
             }

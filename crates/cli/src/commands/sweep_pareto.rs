@@ -115,8 +115,12 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 let flags = Flags {
                     system: a.system.as_deref(),
                     devices: None,
-                    hardware: if hw.is_empty() { "h100-sxm" } else { hw },
-                    hardware_default: "h100-sxm",
+                    hardware: if hw.is_empty() {
+                        crate::args::common::DEFAULT_CHIP
+                    } else {
+                        hw
+                    },
+                    hardware_default: crate::args::common::DEFAULT_CHIP,
                     takes_devices: false,
                     layout: &lay,
                 };
@@ -138,7 +142,7 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 ));
                 let base = Workload::decode(1, 1)
                     .with_precisions(precisions)
-                    .flash_attention(true);
+                    .flash_attention(a.attention.on());
                 configs.push((
                     Config {
                         system,
@@ -169,7 +173,7 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
             system: a.system.as_deref(),
             devices: None,
             hardware: &c.system.chip.id,
-            hardware_default: "h100-sxm",
+            hardware_default: crate::args::common::DEFAULT_CHIP,
             takes_devices: false,
             layout: lay,
         };

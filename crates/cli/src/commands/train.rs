@@ -50,7 +50,7 @@ pub(crate) fn job_of(
         job.optimizer = o.into();
     }
     job.precisions = Precisions::uniform(precision);
-    job.flash_attention = !l.no_flash_attention;
+    job.flash_attention = l.attention.on();
     job.overlap_grad_reduce = !l.no_overlap_grad_reduce;
     job.overlap_p2p = !l.blocking_p2p;
     job.reserve = reserve;
@@ -289,7 +289,12 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     )?;
     let p = predict_both(
         &a.model,
-        (a.system.as_deref(), a.devices, &a.hardware, "h100-sxm"),
+        (
+            a.system.as_deref(),
+            a.devices,
+            &a.hardware,
+            crate::args::common::DEFAULT_CHIP,
+        ),
         &job,
         a.layout.efficiency.as_ref(),
     )?;

@@ -32,7 +32,7 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let options = TrainingPlanOptions {
         top: a.top as usize,
         precisions: super::plan::precisions(a),
-        flash_attention: a.flash_attention,
+        flash_attention: a.attention.on(),
         reserve: a.reserve.memory_reserve,
         ..match a.policies {
             PlanPolicies::All => TrainingPlanOptions::default(),

@@ -16,6 +16,8 @@ enum Flag {
     Value(&'static str),
     /// `--flag` when `true`.
     Switch(&'static str),
+    /// The first flag when `true`, the second when `false`.
+    Toggle(&'static str, &'static str),
     /// `--flag=ID`: a catalog id, never a file of this machine.
     Id(&'static str),
 }
@@ -31,7 +33,10 @@ const SETTINGS: &[(&str, Flag)] = &[
     ("precision", Flag::Value("--precision")),
     ("weight_precision", Flag::Value("--weight-precision")),
     ("kv_precision", Flag::Value("--kv-precision")),
-    ("flash_attention", Flag::Switch("--flash-attention")),
+    (
+        "flash_attention",
+        Flag::Toggle("--flash-attention", "--no-flash-attention"),
+    ),
     ("logits", Flag::Value("--logits")),
     ("memory_reserve", Flag::Value("--memory-reserve")),
     ("fusion", Flag::Value("--fusion")),
@@ -262,7 +267,10 @@ fn analyze_argv(
                     argv.push(OsString::from(*f));
                 }
             }
-            (Flag::Switch(_), other) => {
+            (Flag::Toggle(yes, no), Value::Bool(on)) => {
+                argv.push(OsString::from(if *on { *yes } else { *no }));
+            }
+            (Flag::Switch(_) | Flag::Toggle(..), other) => {
                 return Err(bad(
                     format!("`{name}` must be true or false, got {other}"),
                     format!("send `\"{name}\": true` to turn it on"),

@@ -306,7 +306,12 @@ pub fn stage_advice(
         Ok(system) => match layout.validate(model) {
             Err(e) => na(change, e.to_string()),
             Ok(()) => match analyze_parallel(model, w, &system, layout, reserve) {
-                Ok(ps) => priced(change, ps.step_time(), ps.devices, &ps.memory),
+                Ok(ps) => priced(
+                    change,
+                    ps.step_time() + ps.launch_and_host(),
+                    ps.devices,
+                    &ps.memory,
+                ),
                 Err(e) => na(change, e.to_string()),
             },
         },

@@ -9,7 +9,7 @@ const UPLOAD = '__upload__';
 // Every control: its id (the API's field and the URL's key), its kind and the CLI's default.
 const CONTROLS = [
   ['model', 'select', 'llama-2-7b'],
-  ['hardware', 'select', 'a6000'],
+  ['hardware', 'select', 'h100-sxm'],
   ['system', 'select', ''],
   ['stage', 'select', 'both'],
   ['batch', 'number', '1'],
@@ -18,7 +18,7 @@ const CONTROLS = [
   ['precision', 'select', 'bf16'],
   ['weight_precision', 'select', ''],
   ['kv_precision', 'select', ''],
-  ['flash_attention', 'check', false],
+  ['flash_attention', 'check', true],
   ['fusion', 'select', ''],
   ['tp', 'number', '1'],
   ['pp', 'number', '1'],
@@ -122,7 +122,7 @@ function settings() {
   for (const [id, kind] of CONTROLS) {
     const v = controlValue(id, kind);
     if (kind === 'check') {
-      if (v) s[id] = true;
+      s[id] = v;
     } else if (v !== '') {
       s[id] = kind === 'number' && /^\d+$/.test(v.trim()) ? Number(v) : v;
     }
@@ -139,7 +139,7 @@ function query() {
     const v = controlValue(id, kind);
     if (id === 'model' && v === UPLOAD) continue;
     if (kind === 'check') {
-      if (v) q.set(id, '1');
+      if (v !== def) q.set(id, v ? '1' : '0');
     } else if (v !== def) {
       q.set(id, v);
     }
