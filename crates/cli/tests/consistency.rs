@@ -493,3 +493,119 @@ fn serve_sim_with_one_request_is_generate_at_batch_1_on_every_preset() {
         );
     }
 }
+
+/// `plan --stage train` and `train` price a layout the same way, with the same attention
+/// kernel: the best plan's layout, given to `train`, has the plan's bound, estimate and memory.
+#[test]
+fn a_training_plan_is_what_train_gives_for_its_layout() {
+    let p = json(&[
+        "plan",
+        "llama-3.1-8b",
+        "--stage",
+        "train",
+        "--devices",
+        "8",
+        "--global-batch",
+        "64",
+        "--seq-len",
+        "4096",
+        "--top",
+        "1",
+    ]);
+    let best = &p["plans"][0];
+    let int = |k: &str| {
+        best[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {k} in {best}"))
+            .to_string()
+    };
+    let text = |k: &str| {
+        best[k]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {k}"))
+            .to_string()
+    };
+    let (tp, pp, dp, cp, mb, zero) = (
+        int("tp"),
+        int("pp"),
+        int("dp"),
+        int("cp"),
+        int("micro_batch"),
+        int("zero"),
+    );
+    let (recompute, schedule) = (text("recompute"), text("schedule"));
+    let mut args = vec![
+        "train",
+        "llama-3.1-8b",
+        "--devices",
+        "8",
+        "--global-batch",
+        "64",
+        "--seq-len",
+        "4096",
+        "--tp",
+        &tp,
+        "--pp",
+        &pp,
+        "--dp",
+        &dp,
+        "--cp",
+        &cp,
+        "--micro-batch",
+        &mb,
+        "--zero",
+        &zero,
+        "--recompute",
+        &recompute,
+        "--schedule",
+        &schedule,
+    ];
+    if best["sequence_parallel"] == true {
+        args.push("--sequence-parallel");
+    }
+    let t = json(&args);
+    assert_eq!(
+        num(&t, "/bound/step_time_s"),
+        num(best, "/step_time_bound_s")
+    );
+    assert_eq!(num(&t, "/estimate/step_time_s"), num(best, "/step_time_s"));
+    assert_eq!(
+        num(&t, "/bound/memory/total_bytes"),
+        num(best, "/memory_per_device_bytes")
+    );
+}
+
+/// One efficiency, the chip's: `train`'s estimate and `generate`'s use the same shares on the
+/// same chip, fp8 its own (the H100 SXM's published 1402.6 of 1979 TFLOP/s, beside bf16's 794.5
+/// of 989).
+#[test]
+fn train_and_generate_estimate_at_the_same_shares() {
+    let t = json(&[
+        "train",
+        "llama-3.1-8b",
+        "--devices",
+        "8",
+        "--dp",
+        "8",
+        "--global-batch",
+        "64",
+        "--seq-len",
+        "4096",
+    ]);
+    let g = json(&["generate", "llama-3.1-8b"]);
+    for k in [
+        "matmul",
+        "matmul_fp8",
+        "attention",
+        "vector",
+        "memory",
+        "network",
+    ] {
+        assert_eq!(
+            t["estimate"]["efficiency"][k], g["efficiency"]["shares"][k],
+            "{k}"
+        );
+    }
+    assert!((num(&g, "/efficiency/shares/matmul") - 794.5 / 989.0).abs() < 1e-12);
+    assert!((num(&g, "/efficiency/shares/matmul_fp8") - 1402.6 / 1979.0).abs() < 1e-12);
+}

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use ui_server::{cli, Result, Server};
 
 const BATCH: &str = "8";
-const CHIP: &str = "h100-sxm";
+const CHIP: &str = "a6000";
 
 fn folder() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui")

@@ -42,7 +42,7 @@ pub fn waterfall_chart(r: &TrainReport<'_>) -> crate::plot::waterfall::Waterfall
         Some(m) => (m.clone(), "estimate against the measured step"),
         None => (
             r.estimate.waterfall.clone(),
-            "estimate at published efficiencies",
+            "estimate at the chip's efficiency",
         ),
     };
     crate::plot::waterfall::WaterfallChart {
@@ -92,7 +92,7 @@ pub fn write_waterfall_table(r: &TrainReport<'_>, out: &mut dyn Write) -> Result
     )?;
     writeln!(
         out,
-        "roofline bound: no step is faster; estimate at published efficiencies ({}). Shares \
+        "roofline bound: no step is faster; estimate at the chip's efficiency ({}). Shares \
          of the dense peak, points; each row what is left after it.",
         r.source
     )?;
@@ -163,8 +163,12 @@ fn write_table(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteErro
     )?;
     writeln!(
         out,
-        "estimate at published efficiencies: matmul {}, memory {}, network {} ({}).",
+        "estimate at the chip's efficiency: matmul {} (fp8 {}, attention {}), vector {}, memory \
+         {}, network {}; each kernel launched by the host ({}).",
         percent(e.efficiency.matmul, 1),
+        percent(e.efficiency.matmul_fp8, 1),
+        percent(e.efficiency.attention, 1),
+        percent(e.efficiency.vector, 1),
         percent(e.efficiency.memory, 1),
         percent(e.efficiency.network, 1),
         r.source

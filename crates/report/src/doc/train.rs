@@ -1,5 +1,5 @@
 //! `roofline train`: one training step predicted twice, at the roofline bound (no step is
-//! faster) and as an estimate at published efficiencies, with the memory per device, the
+//! faster) and as an estimate at the chip's efficiency, with the memory per device, the
 //! pipeline stages and the MFU waterfall of each. Times in seconds, bytes in bytes, shares
 //! and utilisations as fractions (`0.462` is 46.2 %).
 
@@ -8,7 +8,7 @@ use crate::train::TrainReport;
 use roofline_core::train::memory::{Recompute, ZeroStage};
 use roofline_core::train::optimizer::Optimizer;
 use roofline_core::train::pipeline::PipelineSchedule;
-use roofline_core::train::{Efficiency, TrainingJob, TrainingPrediction, Waterfall};
+use roofline_core::train::{TrainingJob, TrainingPrediction, Waterfall};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -55,17 +55,6 @@ pub struct TrainJobDoc {
     pub state_bytes_per_parameter: [f64; 3],
     /// Attention by FlashAttention.
     pub flash_attention: bool,
-}
-
-/// The shares of the roofs a prediction assumes, each in (0, 1] (1, 1, 1 for the bound).
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct EfficiencyDoc {
-    /// η_matmul: the share of the matrix units' dense peak.
-    pub matmul: f64,
-    /// η_memory: the share of the main-memory bandwidth.
-    pub memory: f64,
-    /// η_network: the share of a link's bandwidth.
-    pub network: f64,
 }
 
 /// One bar of a waterfall.
@@ -173,7 +162,7 @@ pub struct TrainStageDoc {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TrainPredictionDoc {
     /// The efficiencies applied.
-    pub efficiency: EfficiencyDoc,
+    pub efficiency: roofline_core::pricing::Efficiency,
     /// The step time, s.
     pub step_time_s: f64,
     /// Tokens per second over the whole job: B_global · s / step.
@@ -232,7 +221,7 @@ pub struct TrainDoc {
     /// The roofline bound: every kernel at its roof, every collective at its link's α–β
     /// bound. No step is faster.
     pub bound: TrainPredictionDoc,
-    /// The estimate at published efficiencies (or `--efficiency`'s).
+    /// The estimate at the chip's efficiency (or `--efficiency`'s).
     pub estimate: TrainPredictionDoc,
     /// Where the estimate's efficiencies come from.
     pub estimate_source: String,
@@ -306,23 +295,12 @@ impl TrainJobDoc {
     }
 }
 
-impl EfficiencyDoc {
-    /// The document of `e`.
-    pub fn of(e: &Efficiency) -> Self {
-        EfficiencyDoc {
-            matmul: e.matmul,
-            memory: e.memory,
-            network: e.network,
-        }
-    }
-}
-
 impl TrainPredictionDoc {
     /// The document of `p`; `tokens` to train, for the time to train.
     pub fn of(p: &TrainingPrediction, tokens: Option<f64>) -> Self {
         let m = &p.memory;
         TrainPredictionDoc {
-            efficiency: EfficiencyDoc::of(&p.efficiency),
+            efficiency: p.efficiency,
             step_time_s: p.step_time.get(),
             tokens_per_s: p.tokens_per_s,
             time_to_train_s: tokens.map(|t| p.time_to_train(t)),
