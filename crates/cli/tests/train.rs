@@ -161,7 +161,7 @@ fn the_table_puts_the_bound_beside_the_estimate_with_the_waterfall() -> TestResu
             "roofline bound: no step is faster",
         ))
         .stdout(predicate::str::contains(
-            "estimate at published efficiencies",
+            "estimate at the chip's efficiency",
         ))
         .stdout(predicate::str::contains("dense peak"))
         .stdout(predicate::str::contains("= MFU"))

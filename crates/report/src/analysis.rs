@@ -210,7 +210,7 @@ fn write_table(r: &AnalyzeReport<'_>, out: &mut dyn Write) -> Result<(), WriteEr
         )?;
         writeln!(
             out,
-            "total: {} · {} ({} read, {} written) · AI {} FLOP/B · time {} + launch {} ({} kernels) = {}",
+            "total: {} · {} ({} read, {} written) · AI {} FLOP/B · bound {} + launch and host {} ({} kernels) = {}",
             human_flops(tot.cost.flops.get()),
             human_bytes(tot.cost.bytes().get()),
             human_bytes(tot.cost.bytes_read.get()),

@@ -622,12 +622,12 @@ fn parallel_stage_section(s: &ParallelStage, r: &ParallelReport<'_>) -> String {
         "<p class=\"note\">{}.</p>\n",
         esc(&crate::parallel::step_line(s))
     ));
-    let single = s.single.totals.time_with_launch().get();
+    let single = s.single.totals.time.get();
     h.push_str(&format!(
         "<h3>What the parallelism costs</h3>\n<table class=\"scaling\" id=\"scaling-{name}\"><tbody>\n"
     ));
     h.push_str(&row(
-        "the same stage on one chip (roofline time + launch overhead)",
+        "the same stage on one chip (roofline bound)",
         human_seconds(single),
     ));
     h.push_str(&row(

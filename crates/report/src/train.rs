@@ -1,5 +1,5 @@
 //! Rendering of `roofline train`: one training step at the roofline bound beside the estimate
-//! at published efficiencies (never the estimate alone), the memory per device, the pipeline
+//! at the chip's efficiency (never the estimate alone), the memory per device, the pipeline
 //! stages, and the MFU waterfall from the dense peak down to the MFU.
 
 use crate::doc::train::{optimizer_id, recompute_id, schedule_id, zero_number, TrainDoc};

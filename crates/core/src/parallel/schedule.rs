@@ -81,8 +81,27 @@ pub fn schedule(graph: &OpGraph, rows: &[OpRow]) -> Schedule {
 /// [`schedule`] with node `i` taking `duration(i)` seconds for all its executions (its time ×
 /// its count): the one critical path under the bound and under an estimate
 /// ([`crate::pricing::price`]).
-pub fn schedule_with(graph: &OpGraph, mut duration: impl FnMut(usize) -> f64) -> Schedule {
-    let mut ready = vec![0.0f64; graph.tensors().len()];
+pub fn schedule_with(graph: &OpGraph, duration: impl FnMut(usize) -> f64) -> Schedule {
+    // The tensors' ready times in a buffer this thread keeps between calls: a simulator prices
+    // hundreds of thousands of steps, none of which allocates. A nested call (a `duration` that
+    // schedules) takes a buffer of its own.
+    thread_local! {
+        static READY: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    READY.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut ready) => schedule_into(graph, duration, &mut ready),
+        Err(_) => schedule_into(graph, duration, &mut Vec::new()),
+    })
+}
+
+/// [`schedule_with`] on the buffer `ready`, cleared and sized here.
+fn schedule_into(
+    graph: &OpGraph,
+    mut duration: impl FnMut(usize) -> f64,
+    ready: &mut Vec<f64>,
+) -> Schedule {
+    ready.clear();
+    ready.resize(graph.tensors().len(), 0.0);
     let (mut compute_free, mut comm_free) = (0.0f64, 0.0f64);
     let (mut compute, mut communication) = (0.0, 0.0);
     let mut ring: Option<Ring> = None;

@@ -121,7 +121,7 @@ pub struct TrainingPlanOptions {
 impl Default for TrainingPlanOptions {
     /// The best 5 over every policy: none, selective and full recomputation, sequence
     /// parallelism off and on, ZeRO 0–3, 1F1B, interleaved and ZB-H1, every tensor-parallel
-    /// degree; the published efficiencies; AdamW with Megatron's 18 bytes per parameter, bf16,
+    /// degree; the chip's efficiency; AdamW with Megatron's 18 bytes per parameter, bf16,
     /// FlashAttention, the default reserve.
     fn default() -> Self {
         TrainingPlanOptions {

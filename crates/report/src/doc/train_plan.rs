@@ -75,7 +75,7 @@ pub struct TrainPlanDoc {
     pub zero: u8,
     /// The pipeline schedule: `1f1b`, `interleaved v=N` or `zb-h1`.
     pub schedule: String,
-    /// The estimated step (the published efficiencies), s.
+    /// The estimated step (at the chip's efficiency), s.
     pub step_time_s: f64,
     /// The roofline bound on the step, s.
     pub step_time_bound_s: f64,
