@@ -63,7 +63,7 @@ const DECODE_DESIGN: [(u64, u64); 3] = [(4, 512), (8, 512), (4, 1536)];
 pub const DEFAULT_STEP_TOKENS: u64 = 8192;
 
 /// One node of the graph, its quantities as linear functions of the step.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 struct NodeFit {
     count: f64,
     role: Role,
@@ -80,7 +80,8 @@ struct NodeFit {
     buffer: Coef,
     /// A grouped expert GEMM: its shape, and the coefficients of its routed tokens (its cost
     /// is evaluated at the step's tokens, not fitted).
-    expert: Option<(ExpertGemm, Coef)>,
+    /// Boxed: the nodes stay small for the loop that prices a step.
+    expert: Option<Box<(ExpertGemm, Coef)>>,
 }
 
 /// The coefficients of one graph (prefill or decode).
@@ -88,6 +89,9 @@ struct NodeFit {
 struct GraphFit {
     /// The graph analysed, for its dependences (the critical path of a step).
     graph: OpGraph,
+    /// No collective in the graph: its critical path is the serial sum of its nodes (one
+    /// stream), summed without the schedule.
+    serial: bool,
     nodes: Vec<NodeFit>,
     kernels: u64,
     activations: Coef,
@@ -248,8 +252,10 @@ impl StepModel {
     /// α–β bound, on the critical path of the two streams, no launch cost. A lower bound on
     /// the step (0 for an empty step).
     pub fn bound(&self, mix: &Mix) -> Seconds {
-        self.price(mix, Pricing::Bound, Launches::PER_KERNEL)
-            .on_device()
+        if mix.is_empty() {
+            return Seconds::ZERO;
+        }
+        self.schedule(mix, Pricing::Bound).step
     }
 
     /// The estimated time of a step at `est`'s shares, launches included, seconds (labelled
@@ -264,18 +270,50 @@ impl StepModel {
         if mix.is_empty() {
             return StepTime::default();
         }
+        let s = self.schedule(mix, pricing);
+        compose(s, self.graph(mix).kernels, &self.chip, launches)
+    }
+
+    /// The step of quantities `mix` (not empty) on the compute and communication streams, each
+    /// node priced by `pricing`.
+    #[inline]
+    fn schedule(&self, mix: &Mix, pricing: Pricing<'_>) -> crate::parallel::Schedule {
         let x = mix.features();
         let g = self.graph(mix);
-        let s = schedule_with(&g.graph, |i| {
-            g.nodes
-                .get(i)
-                .map_or(0.0, |n| self.node_time(n, &x, pricing) * n.count)
-        });
-        compose(s, g.kernels, &self.chip, launches)
+        if g.serial {
+            // One stream: each node starts when the one before it ends, so the critical path
+            // is the sum in node order, as the schedule adds it. The pricing is chosen once,
+            // outside the loop over the nodes.
+            let mut t = 0.0;
+            match pricing {
+                Pricing::Bound => {
+                    for n in &g.nodes {
+                        t += self.node_time(n, &x, Pricing::Bound) * n.count;
+                    }
+                }
+                Pricing::Estimate(e) => {
+                    for n in &g.nodes {
+                        t += self.node_time(n, &x, Pricing::Estimate(e)) * n.count;
+                    }
+                }
+            }
+            crate::parallel::Schedule {
+                compute: Seconds(t),
+                communication: Seconds::ZERO,
+                exposed: Seconds::ZERO,
+                step: Seconds(t),
+            }
+        } else {
+            schedule_with(&g.graph, |i| {
+                g.nodes
+                    .get(i)
+                    .map_or(0.0, |n| self.node_time(n, &x, pricing) * n.count)
+            })
+        }
     }
 
     /// One execution of node `n` at the step of features `x`, seconds.
-    #[inline]
+    #[inline(always)]
     fn node_time(&self, n: &NodeFit, x: &[f64; 6], pricing: Pricing<'_>) -> f64 {
         if n.link {
             let (a, b) = self.link_terms(n, x);
@@ -284,7 +322,7 @@ impl StepModel {
                 Pricing::Estimate(e) => e.link_time(Seconds(a), Seconds(b)).get(),
             };
         }
-        let (flops, bytes) = match &n.expert {
+        let (flops, bytes) = match n.expert.as_deref() {
             Some((gemm, tokens)) => {
                 let t = dot(tokens, x).round().max(0.0);
                 let cost = ExpertGemm {
@@ -427,12 +465,13 @@ fn fit(stages: &[ParallelStage], mixes: &[Mix], cols: &[usize]) -> GraphFit {
             b: solve(&yb),
             collective,
             buffer: solve(&ys),
-            expert: expert.map(|g| (g, solve(&yt))),
+            expert: expert.map(|g| Box::new((g, solve(&yt)))),
         });
     }
     let acts: Vec<f64> = stages.iter().map(|s| s.memory.activations.get()).collect();
     GraphFit {
         graph: base.graph.clone(),
+        serial: base.rows.iter().all(|r| r.compute != Compute::Network),
         nodes,
         kernels: base.totals.kernels,
         activations: solve(&acts),
