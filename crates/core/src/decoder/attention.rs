@@ -6,8 +6,7 @@
 use super::cx::Cx;
 use crate::graph::{Emit, Role, TensorId, TensorRole};
 use crate::model::{Naming, Positions};
-use crate::one_op::AttentionSpec;
-use crate::ops::{CausalCount, KvCacheWrite, Op, RmsNorm, Rotary};
+use crate::ops::{AttentionSpec, CausalCount, KvCacheWrite, Op, RmsNorm, Rotary};
 use crate::precision::Precision;
 use crate::units::to_f64;
 use TensorRole::{Activation as Act, Input, KvCache, Weight};
