@@ -27,8 +27,9 @@ mod moe;
 mod tests;
 
 pub(crate) use blueprint::Blueprint;
+pub use blueprint::BuiltFrom;
 
-use crate::graph::{Built, Emit, OpGraph, Reshape, Role, Span, TensorRole};
+use crate::graph::{Emit, OpGraph, Reshape, Role, Span, TensorRole};
 use crate::model::Transformer;
 use crate::workload::Workload;
 use attention::attention_mha;
@@ -46,45 +47,47 @@ use TensorRole::Activation as Act;
 pub fn build_graph(model: &Transformer, workload: &Workload) -> OpGraph {
     let mut gr = OpGraph::new(model.layers);
     emit(model, workload, &mut gr);
-    gr.built = Some(Built::new(
-        Blueprint::of(model, workload),
-        model.parameters(),
-    ));
     gr
 }
 
 /// [`build_graph`] into an existing graph, replacing what it held and keeping its buffers: once
-/// they have room for the model's nodes and tensors, this allocates nothing (the sweep and
-/// [`crate::analysis::analyze_into`] rebuild one graph per configuration this way).
-///
-/// When `gr` was last built by this function or [`build_graph`] for a model of the same shape,
-/// in the same stage and attention form (its blueprint), only what a new batch, length or
-/// precision changes is rewritten: each tensor's bytes and precision and each node's operator
-/// and cost. Names, roles, spans, edges and liveness stay as they are. Otherwise the graph is
-/// built afresh. Either way the result equals [`build_graph`]'s (checked after every rewrite in
-/// debug builds, and by a test over every preset and many workloads).
+/// they have room for the model's nodes and tensors, this allocates nothing. To rewrite only
+/// what a new batch or length changes, [`rebuild_into`] keeps what the graph was built from
+/// beside it.
 ///
 /// Both are assumed validated ([`Transformer::validate`], [`Workload::validate`]).
 pub fn build_into(model: &Transformer, workload: &Workload, gr: &mut OpGraph) {
-    build_from(model, workload, &Blueprint::of(model, workload), gr);
+    gr.clear(model.layers);
+    emit(model, workload, gr);
 }
 
-/// [`build_into`] for a caller that already has `blueprint`, which must be
-/// `Blueprint::of(model, workload)`; returns the model's parameter count
-/// ([`Transformer::parameters`]), kept with the graph.
-#[inline(always)]
-pub(crate) fn build_from(
+/// [`build_into`] that rewrites `gr` in place when `built` says it was built from the same
+/// blueprint: a model of the same shape, in the same stage and attention form. Only what a new
+/// batch, length or precision changes is then rewritten: each tensor's bytes and precision and
+/// each node's operator and cost; names, roles, spans and edges stay as they are. Otherwise the
+/// graph is built afresh and `built` records its blueprint. Either way the result equals
+/// [`build_graph`]'s (checked after every rewrite in debug builds, and by a test over every
+/// preset and many workloads). Returns the model's parameter count
+/// ([`Transformer::parameters`]), kept in `built`.
+///
+/// `built` must describe `gr`: `None` for a graph of unknown origin, else what the last call
+/// with this `gr` left there (the sweep and [`crate::analysis::analyze_into`] rebuild one
+/// graph per configuration this way).
+///
+/// Both are assumed validated ([`Transformer::validate`], [`Workload::validate`]).
+pub fn rebuild_into(
     model: &Transformer,
     workload: &Workload,
-    blueprint: &Blueprint,
     gr: &mut OpGraph,
+    built: &mut Option<BuiltFrom>,
 ) -> u64 {
-    let same = gr.built.as_ref().is_some_and(|b| b.blueprint == *blueprint);
-    rebuild(model, workload, blueprint, same, gr)
+    let blueprint = Blueprint::of(model, workload);
+    let same = built.as_ref().is_some_and(|b| b.blueprint == blueprint);
+    rebuild(model, workload, &blueprint, same, gr, built)
 }
 
-/// [`build_from`] for a caller that compared `gr`'s blueprint with `blueprint` already: `same`
-/// when `gr` was built from it.
+/// [`rebuild_into`] for a caller that has `blueprint` (`Blueprint::of(model, workload)`) and
+/// compared it with `built`'s already: `same` when they are equal.
 #[inline(always)]
 pub(crate) fn rebuild(
     model: &Transformer,
@@ -92,29 +95,30 @@ pub(crate) fn rebuild(
     blueprint: &Blueprint,
     same: bool,
     gr: &mut OpGraph,
+    built: &mut Option<BuiltFrom>,
 ) -> u64 {
     debug_assert_eq!(*blueprint, Blueprint::of(model, workload));
     debug_assert_eq!(
         same,
-        gr.built.as_ref().is_some_and(|b| b.blueprint == *blueprint)
+        built.as_ref().is_some_and(|b| b.blueprint == *blueprint)
     );
-    if let (true, Some(parameters)) = (same, gr.built.as_ref().map(|b| b.parameters)) {
+    if let (true, Some(b)) = (same, built.as_mut()) {
         let mut reshape = Reshape::new(gr);
         emit(model, workload, &mut reshape);
         if reshape.finish() {
             gr.layers = model.layers;
             // Rebuilt once in place: the structure is being reused, so index its liveness.
-            if !gr.live_indexed() {
-                gr.index_live();
+            if !b.live.is_indexed() {
+                b.live.index(gr);
             }
             debug_assert_eq!(*gr, build_graph(model, workload), "a rewrite in place");
-            return parameters;
+            return b.parameters;
         }
     }
-    gr.clear(model.layers);
-    emit(model, workload, gr);
+    build_into(model, workload, gr);
     let parameters = model.parameters();
-    gr.built = Some(Built::new(*blueprint, parameters));
+    let live = built.take().map(|b| b.live).unwrap_or_default();
+    *built = Some(BuiltFrom::new(*blueprint, parameters, live));
     parameters
 }
 
