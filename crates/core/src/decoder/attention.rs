@@ -180,7 +180,8 @@ pub(super) fn attention_mha(cx: &Cx, gr: &mut impl Emit, x1: TensorId) -> Tensor
     o
 }
 
-/// The attention kernels proper: one fused kernel, or QKᵀ, softmax and S·V.
+/// The shape of the attention kernels proper ([`attention_core`]): one fused kernel, or QKᵀ,
+/// softmax and S·V.
 pub(super) struct AttnShape {
     pub(super) heads: u64,
     /// Key/value heads per sequence (1 for MLA's shared latent).

@@ -5,8 +5,8 @@ use crate::graph::{Emit, Role, Span, TensorId, TensorRole};
 use crate::units::to_f64;
 use TensorRole::{Activation as Act, Weight};
 
-/// Final norm, and lm_head on the positions [`Workload::logits`] asks for: the last of each
-/// sequence (m = B) or every one (m = T).
+/// Final norm, and lm_head on the positions [`crate::workload::Workload::logits`] asks for: the
+/// last of each sequence (m = B) or every one (m = T).
 #[inline(always)]
 pub(super) fn head(cx: &Cx, gr: &mut impl Emit, x4: TensorId) {
     let m = cx.model;
