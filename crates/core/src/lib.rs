@@ -70,9 +70,6 @@ pub mod train;
 pub mod units;
 pub mod workload;
 
-#[cfg(test)]
-mod decoder_tests;
-
 /// What a caller of the analysis needs, in one `use roofline_core::prelude::*`: the model, chip
 /// and workload with their builders and errors, the precisions, [`analyze`](crate::analysis::analyze)
 /// and its result, the roofline and the units.

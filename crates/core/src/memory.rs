@@ -153,24 +153,31 @@ pub fn footprint(
     capacity: Option<Bytes>,
     reserve: Reserve,
 ) -> MemoryFootprint {
-    let parameters = graph.parameters_of(model, workload);
-    footprint_of(parameters, model, workload, graph, capacity, reserve)
+    footprint_of(
+        model.parameters(),
+        graph.peak_live_activations(),
+        model,
+        workload,
+        capacity,
+        reserve,
+    )
 }
 
 /// [`footprint`] for a caller that knows `model` has `parameters` parameters
-/// ([`Transformer::parameters`]).
+/// ([`Transformer::parameters`]) and its graph's peak of live activations `live`
+/// ([`OpGraph::peak_live_activations`]).
 #[inline(always)]
 pub(crate) fn footprint_of(
     parameters: u64,
+    live: LiveActivations,
     model: &Transformer,
     workload: &Workload,
-    graph: &OpGraph,
     capacity: Option<Bytes>,
     reserve: Reserve,
 ) -> MemoryFootprint {
     debug_assert_eq!(parameters, model.parameters());
     let p = workload.precisions;
-    let LiveActivations { bytes, at } = graph.peak_live_activations();
+    let LiveActivations { bytes, at } = live;
     MemoryFootprint {
         weights: Bytes(parameters as f64 * p.weight_bytes()),
         kv_cache: model.kv_cache_bytes(workload.batch, workload.kv_len(), p.kv),

@@ -32,14 +32,14 @@
 //!
 //! # Speed
 //!
-//! The points run in parallel (rayon). Each point rebuilds one graph per thread
-//! ([`crate::decoder::build_into`]), evaluates it with the analysis's own walk, and writes its
+//! The points run in parallel (rayon). Each point rebuilds one graph per thread, in place
+//! ([`crate::decoder::rebuild_into`], what it was built from kept beside it), evaluates it with the analysis's own walk, and writes its
 //! per-operator results into a slice of one buffer sized before the loop: the per-point work
 //! allocates nothing. Every point equals [`crate::analysis::analyze`] of the same workload, bit
 //! for bit, memory footprint included (a test checks it).
 
 use crate::analysis::{walk, AnalysisError, ChipRoofs, Totals};
-use crate::decoder::{build_from, build_graph, Blueprint};
+use crate::decoder::{build_graph, rebuild_into, BuiltFrom};
 use crate::device::Device;
 use crate::graph::{OpGraph, Role, Span};
 use crate::memory::{footprint_of, MemoryFootprint, Reserve};
@@ -464,20 +464,20 @@ fn plan_group(
     Ok(group)
 }
 
-/// Evaluates one point into `point` and `ops`, rebuilding `graph`: [`crate::analysis::analyze`]
-/// without the rows, allocation-free once `graph` has room.
+/// Evaluates one point into `point` and `ops`, rebuilding `graph` (built from `built`):
+/// [`crate::analysis::analyze`] without the rows, allocation-free once `graph` has room.
 fn evaluate_point(
     spec: &SweepSpec<'_>,
     group: &SweepGroup,
     g: usize,
     batch: u64,
-    graph: &mut OpGraph,
+    (graph, built): &mut (OpGraph, Option<BuiltFrom>),
     point: &mut SweepPoint,
     ops: &mut [OpPoint],
 ) {
     let device = &spec.devices[group.device];
     let w = group.workload(batch, spec.flash_attention);
-    let parameters = build_from(spec.model, &w, &Blueprint::of(spec.model, &w), graph);
+    let parameters = rebuild_into(spec.model, &w, graph, built);
     // The roofs were resolved when the group was planned: no error is left to meet here.
     let Ok(roofs) = ChipRoofs::new(device, w.precisions.act) else {
         return;
@@ -502,9 +502,12 @@ fn evaluate_point(
         totals,
         memory: footprint_of(
             parameters,
+            match built {
+                Some(b) => b.peak_live_activations(graph),
+                None => graph.peak_live_activations(),
+            },
             spec.model,
             &w,
-            graph,
             device.capacity(),
             spec.reserve,
         ),
@@ -552,11 +555,11 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, AnalysisError> {
         .zip(ops.par_chunks_mut(width))
         .enumerate()
         .for_each_init(
-            || OpGraph::new(spec.model.layers),
-            |graph, (i, (point, op_slice))| {
+            || (OpGraph::new(spec.model.layers), None),
+            |state, (i, (point, op_slice))| {
                 let g = i / nb.max(1);
                 let b = spec.batches[i % nb];
-                evaluate_point(spec, &groups[g], g, b, graph, point, op_slice);
+                evaluate_point(spec, &groups[g], g, b, state, point, op_slice);
             },
         );
     Ok(Sweep {

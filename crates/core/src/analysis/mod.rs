@@ -12,7 +12,7 @@ pub(crate) mod tests;
 
 pub use roofs::{peak_for, ChipRoofs};
 
-use crate::decoder::{rebuild, Blueprint};
+use crate::decoder::{rebuild, Blueprint, BuiltFrom};
 use crate::device::{Device, DeviceError};
 use crate::graph::{OpGraph, Role, Span};
 use crate::memory::{footprint_of, MemoryFootprint, Reserve};
@@ -194,11 +194,20 @@ impl Totals {
 }
 
 /// One stage of a model on a chip: the graph built for it and that graph evaluated.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// Two analyses are equal when their public fields are; what [`analyze_into`] keeps to rebuild
+/// the graph faster is not compared.
+#[derive(Debug, Clone, Serialize)]
 pub struct StageAnalysis {
     /// The workload analysed.
     pub workload: Workload,
     /// The operator graph evaluated (not serialised: the rows carry what a reader needs).
+    ///
+    /// [`analyze_into`] rewrites in place the graph it built last, knowing its structure from
+    /// what it built it from (kept in the analysis, not in the graph). A graph put here by
+    /// other means is for [`evaluate`]; [`analyze_into`] on the same analysis afterwards takes
+    /// it for the one it built, which holds for [`crate::decoder::build_graph`]'s graph of the
+    /// same model shape, stage and attention form (debug builds check every rewrite).
     #[serde(skip)]
     pub graph: OpGraph,
     /// One row per node of [`StageAnalysis::graph`], in forward order.
@@ -210,6 +219,22 @@ pub struct StageAnalysis {
     /// Caveats a reader must see: the model does not fit, the context exceeds what the model
     /// was trained for.
     pub warnings: Vec<String>,
+    /// What [`analyze_into`] last built [`StageAnalysis::graph`] from: lets the next call for
+    /// the same model shape, stage and attention form rewrite only the sizes, and skip
+    /// validating the model again.
+    #[serde(skip)]
+    built: Option<BuiltFrom>,
+}
+
+impl PartialEq for StageAnalysis {
+    fn eq(&self, other: &Self) -> bool {
+        self.workload == other.workload
+            && self.graph == other.graph
+            && self.rows == other.rows
+            && self.totals == other.totals
+            && self.memory == other.memory
+            && self.warnings == other.warnings
+    }
 }
 
 /// Why an analysis could not be made.
@@ -437,15 +462,21 @@ pub fn evaluate(
     reserve: Reserve,
     out: &mut StageAnalysis,
 ) -> Result<(), AnalysisError> {
-    let parameters = out.graph.parameters_of(model, workload);
-    evaluate_with(parameters, model, workload, device, reserve, out)
+    // The count kept for this blueprint by the last `analyze_into`, or counted.
+    let parameters = match &out.built {
+        Some(b) if b.blueprint == Blueprint::of(model, workload) => b.parameters,
+        _ => model.parameters(),
+    };
+    let live = out.graph.peak_live_activations();
+    evaluate_with(parameters, live, model, workload, device, reserve, out)
 }
 
 /// [`evaluate`] for a caller that knows `model` has `parameters` parameters
-/// ([`Transformer::parameters`]).
+/// ([`Transformer::parameters`]) and `out.graph`'s peak of live activations `live`.
 #[inline(always)]
 fn evaluate_with(
     parameters: u64,
+    live: crate::graph::LiveActivations,
     model: &Transformer,
     workload: &Workload,
     device: &Device,
@@ -471,9 +502,9 @@ fn evaluate_with(
     };
     let memory = footprint_of(
         parameters,
+        live,
         model,
         workload,
-        &out.graph,
         device.capacity(),
         reserve,
     );
@@ -511,12 +542,14 @@ impl StageAnalysis {
             totals: Totals::default(),
             memory: MemoryFootprint::EMPTY,
             warnings: Vec::new(),
+            built: None,
         }
     }
 
     /// Empties it for `workload`, keeping its buffers.
     fn reset(&mut self, workload: &Workload) {
         self.graph.clear(0);
+        self.built = None;
         self.rows.clear();
         self.warnings.clear();
         self.workload = *workload;
@@ -563,7 +596,7 @@ pub fn analyze_into(
     // A model's validity depends only on its shape, which the blueprint holds whole: when the
     // graph was built from a validated model of this blueprint, the check is not repeated.
     let blueprint = Blueprint::of(model, workload);
-    let (same, checked) = match &out.graph.built {
+    let (same, checked) = match &out.built {
         Some(b) if b.blueprint == blueprint => (true, b.model_checked),
         _ => (false, false),
     };
@@ -573,11 +606,22 @@ pub fn analyze_into(
         validate(model, workload, reserve)
     };
     let result = inputs.and_then(|()| {
-        let parameters = rebuild(model, workload, &blueprint, same, &mut out.graph);
-        if let Some(b) = &mut out.graph.built {
-            b.model_checked = true;
-        }
-        evaluate_with(parameters, model, workload, device, reserve, out)
+        let parameters = rebuild(
+            model,
+            workload,
+            &blueprint,
+            same,
+            &mut out.graph,
+            &mut out.built,
+        );
+        let live = match &mut out.built {
+            Some(b) => {
+                b.model_checked = true;
+                b.peak_live_activations(&out.graph)
+            }
+            None => out.graph.peak_live_activations(),
+        };
+        evaluate_with(parameters, live, model, workload, device, reserve, out)
     });
     if result.is_err() {
         out.reset(workload);

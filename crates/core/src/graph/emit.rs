@@ -6,7 +6,7 @@
 //! builder's calls over a graph that already holds that structure and writes only what can
 //! change: each tensor's bytes and precision, each node's operator and the cost priced from
 //! it. The builder decides when the structure is the same
-//! ([`crate::decoder::build_into`]); [`Reshape::finish`] checks that the calls covered the
+//! ([`crate::decoder::rebuild_into`]); [`Reshape::finish`] checks that the calls covered the
 //! graph exactly.
 
 use super::{Node, OpGraph, Role, Span, Tensor, TensorId, TensorRole};
@@ -14,8 +14,8 @@ use crate::ops::Op;
 use crate::precision::Precision;
 use crate::units::Bytes;
 
-/// What a graph builder writes to, in forward order: [`OpGraph`] itself (appending; the
-/// builder sets [`OpGraph::built`] when done) or a [`Reshape`] of it.
+/// What a graph builder writes to, in forward order: [`OpGraph`] itself (appending) or a
+/// [`Reshape`] of it.
 pub(crate) trait Emit {
     /// A tensor of `bytes` stored in `precision`; returns its id.
     fn tensor_bytes(
@@ -64,7 +64,7 @@ impl Emit for OpGraph {
         precision: Precision,
         role: TensorRole,
     ) -> TensorId {
-        self.push_tensor(name, bytes, precision, role)
+        OpGraph::tensor_bytes(self, name, bytes, precision, role)
     }
 
     #[inline(always)]
@@ -77,7 +77,7 @@ impl Emit for OpGraph {
         inputs: &[TensorId],
         outputs: &[TensorId],
     ) {
-        self.push_node(name, role, span, op, inputs, outputs)
+        OpGraph::node(self, name, role, span, op, inputs, outputs)
     }
 }
 
@@ -150,7 +150,7 @@ impl Emit for Reshape<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decoder::{build_graph, build_into};
+    use crate::decoder::{build_graph, build_into, rebuild_into};
     use crate::model::tests::llama2_7b;
     use crate::workload::{Stage, Workload};
 
@@ -171,10 +171,10 @@ mod tests {
         let mut other = Reshape::new(&mut g);
         crate::decoder::emit_for_tests(&m, &flash, &mut other);
         assert!(!other.finish());
-        // build_into sees another blueprint and builds it afresh; back again, the same.
-        let mut g = build_graph(&m, &short);
-        for w in [flash, long, short.flash_attention(true), short] {
-            build_into(&m, &w, &mut g);
+        // rebuild_into sees another blueprint and builds it afresh; back again, the same.
+        let (mut g, mut built) = (crate::graph::OpGraph::new(0), None);
+        for w in [short, flash, long, short.flash_attention(true), short] {
+            rebuild_into(&m, &w, &mut g, &mut built);
             assert_eq!(g, build_graph(&m, &w), "{w:?}");
         }
         // Another model of the same structure but other sizes: built afresh, and equal.
@@ -182,8 +182,11 @@ mod tests {
             hidden: 8192,
             ..llama2_7b()
         };
-        build_into(&wide, &short, &mut g);
+        rebuild_into(&wide, &short, &mut g, &mut built);
         assert_eq!(g, build_graph(&wide, &short));
+        // A graph of unknown origin is built afresh.
+        build_into(&m, &long, &mut g);
+        assert_eq!(g, build_graph(&m, &long));
     }
 
     #[test]
@@ -195,15 +198,15 @@ mod tests {
             Workload::new(Stage::Decode, 64, 1, 100).flash_attention(true),
         ];
         for m in crate::analysis::tests::models() {
-            let mut g = crate::graph::OpGraph::new(0);
+            let (mut g, mut built) = (crate::graph::OpGraph::new(0), None);
             for w in workloads.iter().chain(workloads.iter().rev()) {
-                build_into(&m, w, &mut g);
-                assert_eq!(g, build_graph(&m, w));
-                let mut scanned = g.clone();
-                scanned.built = None;
+                rebuild_into(&m, w, &mut g, &mut built);
+                let fresh = build_graph(&m, w);
+                assert_eq!(g, fresh);
+                let indexed = built.as_ref().map(|b| b.peak_live_activations(&g));
                 assert_eq!(
-                    g.peak_live_activations(),
-                    scanned.peak_live_activations(),
+                    indexed,
+                    Some(fresh.peak_live_activations()),
                     "{} {w:?}",
                     m.name
                 );

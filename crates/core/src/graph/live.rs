@@ -30,10 +30,68 @@ impl LiveActivations {
 
 /// An activation tensor and the nodes `from..end` it is alive at ([`super::Tensor::alive`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Interval {
+struct Interval {
     tensor: u32,
     from: u32,
     end: u32,
+}
+
+/// The activation tensors' intervals of one graph structure, for the peak of live activations
+/// of a graph rewritten in place: a new batch or length changes the tensors' bytes, never which
+/// tensors are activations or the nodes they are alive over, so the peak reads the intervals
+/// and the current bytes without scanning every tensor. Kept beside the graph by whoever
+/// rewrites it ([`crate::decoder::BuiltFrom`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct LiveIndex {
+    intervals: Vec<Interval>,
+    /// [`LiveIndex::index`] was called since the last [`LiveIndex::clear`].
+    indexed: bool,
+}
+
+impl LiveIndex {
+    /// Forgets the structure it indexed, keeping its buffer.
+    pub(crate) fn clear(&mut self) {
+        self.intervals.clear();
+        self.indexed = false;
+    }
+
+    /// Whether it holds a structure's intervals.
+    #[inline(always)]
+    pub(crate) fn is_indexed(&self) -> bool {
+        self.indexed
+    }
+
+    /// Indexes the activation intervals of `graph`.
+    pub(crate) fn index(&mut self, graph: &OpGraph) {
+        self.intervals.clear();
+        self.indexed = true;
+        for (i, t) in graph.tensors.iter().enumerate() {
+            if t.role == TensorRole::Activation {
+                let (from, to) = t.alive();
+                self.intervals.push(Interval {
+                    tensor: i as u32,
+                    from: from as u32,
+                    end: to as u32 + 1,
+                });
+            }
+        }
+    }
+
+    /// [`OpGraph::peak_live_activations`] of `graph`, which must have the structure indexed
+    /// (equal, a test checks every preset through rewrites); a graph scanned when none is.
+    #[inline(always)]
+    pub(crate) fn peak(&self, graph: &OpGraph) -> LiveActivations {
+        if !self.indexed {
+            return graph.peak_live_activations();
+        }
+        graph.peak_over(self.intervals.iter().map(|iv| {
+            let bytes = graph
+                .tensors
+                .get(iv.tensor as usize)
+                .map_or(0.0, |t| t.bytes.get());
+            (iv.from as usize, iv.end as usize, bytes)
+        }))
+    }
 }
 
 /// Graphs up to this many nodes keep the sweep's deltas on the stack; larger ones (the passes to
@@ -44,22 +102,8 @@ impl OpGraph {
     /// The peak of live activation memory over the nodes ([`LiveActivations`]): each activation
     /// adds its bytes at the first node it is alive at and takes them off after the last, and a
     /// running sum over the nodes gives the live bytes at each.
-    ///
-    /// A graph the decoder built reads the intervals it indexed then (`OpGraph::index_live`);
-    /// any other graph scans its tensors. Both give the same result (a test checks every
-    /// preset).
     pub fn peak_live_activations(&self) -> LiveActivations {
-        if self.live_indexed() {
-            self.peak_over(self.live.iter().map(|iv| {
-                let bytes = self
-                    .tensors
-                    .get(iv.tensor as usize)
-                    .map_or(0.0, |t| t.bytes.get());
-                (iv.from as usize, iv.end as usize, bytes)
-            }))
-        } else {
-            self.peak_over(self.scan_live())
-        }
+        self.peak_over(self.scan_live())
     }
 
     /// Every activation tensor's interval `from..end` of nodes and its bytes, in tensor order.
@@ -71,33 +115,6 @@ impl OpGraph {
                 let (from, to) = t.alive();
                 (from, to + 1, t.bytes.get())
             })
-    }
-
-    /// Whether [`OpGraph::index_live`] holds this graph's intervals: it was indexed since the
-    /// decoder built the graph, and nothing was appended since (which clears
-    /// [`OpGraph::built`]).
-    #[inline(always)]
-    pub(crate) fn live_indexed(&self) -> bool {
-        self.built.is_some_and(|b| b.live_indexed)
-    }
-
-    /// Indexes the activation tensors' intervals for [`OpGraph::peak_live_activations`], for a
-    /// graph the decoder built and rewrites in place (which keeps the intervals).
-    pub(crate) fn index_live(&mut self) {
-        self.live.clear();
-        if let Some(b) = &mut self.built {
-            b.live_indexed = true;
-        }
-        for (i, t) in self.tensors.iter().enumerate() {
-            if t.role == TensorRole::Activation {
-                let (from, to) = t.alive();
-                self.live.push(Interval {
-                    tensor: i as u32,
-                    from: from as u32,
-                    end: to as u32 + 1,
-                });
-            }
-        }
     }
 
     /// The peak of a running sum over the nodes of the activations given as `(from, end,

@@ -19,8 +19,8 @@ mod role;
 mod span;
 
 pub(crate) use emit::{Emit, Reshape};
-use live::Interval;
 pub use live::LiveActivations;
+pub(crate) use live::LiveIndex;
 pub use pass::{Grad, Pass};
 pub use ports::Ports;
 pub use role::{Part, Role};
@@ -248,9 +248,10 @@ impl Node {
 
 /// Operators connected by tensors, in forward (topological) order.
 ///
-/// Two graphs are equal when their tensors, nodes and block counts are; what the decoder keeps
-/// to rebuild one faster is not compared.
-#[derive(Debug, Clone, Serialize)]
+/// A plain value: its tensors, its nodes and its block count, and nothing else. What a rebuild
+/// for a new batch or length reuses is kept beside it by whoever rebuilds it
+/// ([`crate::analysis::StageAnalysis`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OpGraph {
     /// Every tensor.
     tensors: Vec<Tensor>,
@@ -258,47 +259,6 @@ pub struct OpGraph {
     nodes: Vec<Node>,
     /// Decoder blocks of the model.
     pub layers: u64,
-    /// What the decoder built it from, while it holds nothing else ([`Built`]): lets
-    /// [`crate::decoder::build_into`] rewrite sizes in place. Any other change clears it.
-    #[serde(skip)]
-    pub(crate) built: Option<Built>,
-    /// The activation tensors' intervals ([`OpGraph::index_live`]), valid while
-    /// [`Built::live_indexed`].
-    #[serde(skip)]
-    live: Vec<Interval>,
-}
-
-/// What the decoder built a graph from, and what follows from that blueprint alone: kept with
-/// the graph so a rebuild for a new batch or length does not derive it again.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Built {
-    /// The model's shape, the stage and the attention form ([`crate::decoder::Blueprint`]).
-    pub(crate) blueprint: crate::decoder::Blueprint,
-    /// [`crate::model::Transformer::parameters`] of that model.
-    pub(crate) parameters: u64,
-    /// [`crate::analysis::analyze_into`] validated that model (its validity is a function of
-    /// the blueprint alone).
-    pub(crate) model_checked: bool,
-    /// [`OpGraph::index_live`] holds this graph's activation intervals.
-    pub(crate) live_indexed: bool,
-}
-
-impl Built {
-    /// A graph just built from `blueprint`, of a model of `parameters` parameters.
-    pub(crate) fn new(blueprint: crate::decoder::Blueprint, parameters: u64) -> Self {
-        Self {
-            blueprint,
-            parameters,
-            model_checked: false,
-            live_indexed: false,
-        }
-    }
-}
-
-impl PartialEq for OpGraph {
-    fn eq(&self, other: &Self) -> bool {
-        self.tensors == other.tensors && self.nodes == other.nodes && self.layers == other.layers
-    }
 }
 
 /// Room [`OpGraph::new`] makes: a dense decoder has 21 nodes and 45 tensors (unfused
@@ -313,24 +273,6 @@ impl OpGraph {
             tensors: Vec::with_capacity(TENSORS_HINT),
             nodes: Vec::with_capacity(NODES_HINT),
             layers,
-            built: None,
-            live: Vec::new(),
-        }
-    }
-
-    /// `model.parameters()`, read from the count kept when the decoder built this graph from
-    /// `model` under `workload`'s blueprint, or counted.
-    #[inline]
-    pub(crate) fn parameters_of(
-        &self,
-        model: &crate::model::Transformer,
-        workload: &crate::workload::Workload,
-    ) -> u64 {
-        match self.built {
-            Some(b) if b.blueprint == crate::decoder::Blueprint::of(model, workload) => {
-                b.parameters
-            }
-            _ => model.parameters(),
         }
     }
 
@@ -351,7 +293,6 @@ impl OpGraph {
         self.tensors.clear();
         self.nodes.clear();
         self.layers = layers;
-        self.built = None;
     }
 
     /// Adds a tensor of `elements` elements stored in `precision` and returns its id.
@@ -369,19 +310,6 @@ impl OpGraph {
     /// Adds a tensor of a given size in bytes and returns its id.
     #[inline(always)]
     pub fn tensor_bytes(
-        &mut self,
-        name: &'static str,
-        bytes: Bytes,
-        precision: Precision,
-        role: TensorRole,
-    ) -> TensorId {
-        self.built = None;
-        self.push_tensor(name, bytes, precision, role)
-    }
-
-    /// [`OpGraph::tensor_bytes`] for the decoder, which sets what it built from once done.
-    #[inline(always)]
-    pub(crate) fn push_tensor(
         &mut self,
         name: &'static str,
         bytes: Bytes,
@@ -411,21 +339,6 @@ impl OpGraph {
         inputs: &[TensorId],
         outputs: &[TensorId],
     ) {
-        self.built = None;
-        self.push_node(name, role, span, op, inputs, outputs);
-    }
-
-    /// [`OpGraph::node`] for the decoder, which sets what it built from once done.
-    #[inline(always)]
-    pub(crate) fn push_node(
-        &mut self,
-        name: &'static str,
-        role: Role,
-        span: Span,
-        op: Op,
-        inputs: &[TensorId],
-        outputs: &[TensorId],
-    ) {
         let i = self.nodes.len() as u32;
         for &t in outputs {
             if let Some(x) = self.tensors.get_mut(t) {
@@ -446,7 +359,6 @@ impl OpGraph {
     /// Appends `node` as it is (its pass included), recording it as a writer and reader of its
     /// tensors as [`OpGraph::node`] does.
     pub fn push(&mut self, node: Node) {
-        self.built = None;
         let i = self.nodes.len() as u32;
         for &t in &node.outputs {
             if let Some(x) = self.tensors.get_mut(t) {

@@ -7,6 +7,7 @@
 //! it is [`Op::cost`], recorded it is the formula `--explain` prints ([`crate::formula`]).
 
 mod attention;
+mod attention_spec;
 mod comm;
 mod cost;
 mod elementwise;
@@ -20,6 +21,7 @@ pub use attention::{
     causal_pairs, causal_pairs_of, windowed_pairs, CausalCount, FlashAttention,
     ATTENTION_BACKWARD_FLOPS_PER_SCORE, LSE_BYTES,
 };
+pub use attention_spec::{AttentionSpec, ShapeError, MAX_DIM};
 pub use comm::Communication;
 pub use cost::{Cost, CostTerms};
 pub use elementwise::{
