@@ -458,3 +458,50 @@ fn integer_peaks_are_operations_per_second() {
         .success()
         .stdout(predicate::str::contains("1.98 POP/s"));
 }
+
+#[test]
+fn hardware_show_prints_the_chips_estimate_shares_and_their_source() {
+    // The A100 SXM4 80 GB carries its own shares: matmul 230 of 312 TFLOP/s = 0.7372 (a large
+    // fp16 torch.matmul, github.com/mli/transformers-benchmarks).
+    roofline()
+        .args(["hardware", "show", "a100-sxm-80gb"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "estimate shares of the roofs: matmul 0.7372, fp8 matmul 0.7372, attention 0.7372, \
+             vector 1, memory 0.8337, network 0.8",
+        ))
+        .stdout(predicate::str::contains("transformers-benchmarks").not());
+    roofline()
+        .args(["hardware", "show", "a100-sxm-80gb", "--sources"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("matmul 0.7372"))
+        .stdout(predicate::str::contains(
+            "estimate shares source: measured on A100s",
+        ))
+        .stdout(predicate::str::contains("mli/transformers-benchmarks"));
+    let v = json_of(&["hardware", "show", "a100-sxm-80gb"]);
+    let e = &v["efficiency"];
+    assert_eq!(e["matmul"], 0.7372);
+    assert_eq!(e["memory"], 0.8337);
+    assert_eq!(e["network"], 0.8);
+    assert!(e["source"]
+        .as_str()
+        .is_some_and(|s| s.contains("mli/transformers-benchmarks")));
+    // The H100 SXM has none of its own: the published shares, matmul 794.5 of 989 TFLOP/s
+    // (ml-engineering's maximum-achievable-matmul table) = 0.80334…, printed 0.8033.
+    roofline()
+        .args(["hardware", "show", "h100-sxm", "--sources"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("matmul 0.8033,"))
+        .stdout(predicate::str::contains("794.5 of 989"));
+    let v = json_of(&["hardware", "show", "h100-sxm"]);
+    let e = &v["efficiency"];
+    let matmul = e["matmul"].as_f64().unwrap_or(f64::NAN);
+    assert!((matmul - 794.5 / 989.0).abs() < 1e-12, "{matmul}");
+    assert!(e["source"]
+        .as_str()
+        .is_some_and(|s| s.contains("794.5 of 989")));
+}

@@ -1,6 +1,6 @@
 //! Every command evaluates the same built graph: on every embedded preset at several workloads,
 //! `analyze`, `sweep`, `analyze --fusion eager`, `analyze --explain`, `op`, `mbu`, `mfu` (our
-//! graph's row) and `report` report the same FLOPs, bytes, times and memory for the same
+//! graph's row, its matrix operators) and `report` report the same FLOPs, bytes, times and memory for the same
 //! configuration. Each figure is compared with `analyze`'s, exactly where the two are the same
 //! computation and by the stated identity where a command counts differently (`mfu` charges
 //! lm_head on every position of the sequence, `analyze` on the last one).
@@ -205,8 +205,9 @@ fn every_command_reports_the_same_numbers() {
                 "{what}"
             );
 
-            // mfu, our graph's row: per token, the prefill of one sequence with lm_head on
-            // every position: (blocks + attention + head) · T = F + lm_head · (T − 1).
+            // mfu, our graph's row: per token, the matrix operators of the prefill of one
+            // sequence with lm_head on every position: (blocks + attention + head) · T =
+            // F_matmul + lm_head · (T − 1).
             if b == 1 && !flash {
                 let mfu = json_of(&[
                     "mfu",
@@ -237,7 +238,17 @@ fn every_command_reports_the_same_numbers() {
                     .map(|o| num(o, "/flops"))
                     .expect("an lm_head");
                 let t = s as f64;
-                let want = num(&prefill["totals"], "/flops") + lm * (t - 1.0);
+                let matmul: f64 = prefill["ops"]
+                    .as_array()
+                    .expect("ops")
+                    .iter()
+                    .filter(|o| {
+                        ["gemm", "batched_matmul", "expert_gemm"]
+                            .contains(&o["kind"].as_str().unwrap_or(""))
+                    })
+                    .map(|o| num(o, "/flops") * num(o, "/count"))
+                    .sum();
+                let want = matmul + lm * (t - 1.0);
                 let what = format!("{id} mfu graph");
                 assert!((per_token * t - want).abs() <= 1e-9 * want, "{what}");
             }
@@ -608,4 +619,92 @@ fn train_and_generate_estimate_at_the_same_shares() {
     }
     assert!((num(&g, "/efficiency/shares/matmul") - 794.5 / 989.0).abs() < 1e-12);
     assert!((num(&g, "/efficiency/shares/matmul_fp8") - 1402.6 / 1979.0).abs() < 1e-12);
+}
+
+/// Model FLOPs are a convention of the model's math (PaLM App. B; Megatron-LM's count with the
+/// causal half of the scores), so `train` counts the same per token with FlashAttention and
+/// without, and `mfu`'s graph row counts that too; the kernels' own FLOPs are hardware FLOPs.
+#[test]
+fn model_flops_per_token_are_one_figure_whatever_the_attention_kernel() {
+    // Llama-3.1-8B: L = 32 blocks, d = 4096, 32 query heads of Q = 128 (H·Q = 4096), 8 KV heads
+    // (K and V 1024 wide), a SwiGLU MLP of 14336, V = 128256, lm_head untied. The matrices a
+    // token multiplies by: per block q and o 4096², k and v 4096·1024, gate, up and down
+    // 3·4096·14336; lm_head 128256·4096 (the input embedding is looked up, 0 FLOP):
+    // N = 32·(2·16,777,216 + 2·4,194,304 + 176,160,768) + 525,336,576 = 7,504,658,432.
+    // At T = 4096: 6N = 45,027,950,592, and the causal scores (QKᵀ and S·V over T²/2 pairs a
+    // head, forward 2·2·H·Q·T/2 a token and block, × 3) 6·L·H·Q·T = 6·32·4096·4096 =
+    // 3,221,225,472: 48,249,176,064 FLOP a token.
+    let n: f64 = 32.0 * (2.0 * 4096.0 * 4096.0 + 2.0 * 4096.0 * 1024.0 + 3.0 * 4096.0 * 14336.0)
+        + 128256.0 * 4096.0;
+    assert_eq!(n, 7_504_658_432.0);
+    let hand = 6.0 * n + 6.0 * 32.0 * 4096.0 * 4096.0;
+    assert_eq!(hand, 48_249_176_064.0);
+
+    let tokens = 64.0 * 4096.0;
+    let train = |flash: bool| {
+        let mut args = vec![
+            "train",
+            "llama-3.1-8b",
+            "--hardware",
+            "h100-sxm",
+            "--devices",
+            "8",
+            "--dp",
+            "8",
+            "--global-batch",
+            "64",
+            "--seq-len",
+            "4096",
+        ];
+        if !flash {
+            args.push("--no-flash-attention");
+        }
+        json(&args)
+    };
+    let (fa, eager) = (train(true), train(false));
+    for (what, doc) in [("flash", &fa), ("eager", &eager)] {
+        for side in ["bound", "estimate"] {
+            let per_token = num(doc, &format!("/{side}/model_flops")) / tokens;
+            assert!(
+                close(per_token, hand, 1e-12),
+                "train {what} {side}: {per_token} vs {hand}"
+            );
+        }
+    }
+    assert_eq!(
+        num(&fa, "/bound/model_flops"),
+        num(&eager, "/bound/model_flops")
+    );
+    // The kernels differ in what they execute (hardware FLOPs): FlashAttention-2's backward
+    // recomputes the scores, an eager kernel computes every score under the mask.
+    let hw = |d: &Value| num(d, "/bound/hardware_flops") / tokens;
+    assert!(
+        hand < hw(&fa) && hw(&fa) < hw(&eager),
+        "{} {}",
+        hw(&fa),
+        hw(&eager)
+    );
+
+    // mfu: the graph row (causal, the default) is the same figure.
+    let mfu = json(&[
+        "mfu",
+        "llama-3.1-8b",
+        "--seq-len",
+        "4096",
+        "--tokens-per-s",
+        "100000",
+        "--devices",
+        "8",
+        "--hardware",
+        "h100-sxm",
+    ]);
+    let graph = mfu["formulas"]
+        .as_array()
+        .expect("formulas")
+        .iter()
+        .find(|f| f["formula"] == "graph")
+        .expect("the graph row");
+    let per_token = num(graph, "/model_flops_per_token");
+    assert!(close(per_token, hand, 1e-12), "mfu graph {per_token}");
+    assert_eq!(per_token, num(&fa, "/bound/model_flops") / tokens);
 }

@@ -11,7 +11,7 @@
 //! | Kaplan et al. 2020, §2.1 | 2N | — | — | 6N (N non-embedding) |
 //! | PaLM (Chowdhery et al. 2022), App. B | 2(N − N_emb) | 4·L·H·Q·T | 2·N_emb | 6N + 12·L·H·Q·T |
 //! | Megatron (Narayanan et al. 2021; Korthikanti et al. 2022) | 24·L·d² | 4·L·d·T | 2·V·d | 72·L·d²·(1 + T/6d + V/12dL) |
-//! | our operator graph ([`crate::decoder`]) | Σ block nodes | QKᵀ, softmax, S·V | norm, lm_head at every position | 3 × Σ forward |
+//! | our operator graph ([`crate::decoder`]), [`model_flops_per_token`] | Σ block matmuls | QKᵀ, S·V | lm_head at every position | 3 × Σ forward matmuls |
 //!
 //! The attention-score term is counted under a [`ScoreMask`]: [`ScoreMask::Full`], the full T×T
 //! score matrix as PaLM (App. B) and Megatron (Narayanan et al. 2021, §5.1) write it, or
@@ -20,7 +20,13 @@
 //! `num_floating_point_operations` count a causal decoder. The half counts the diagonal as half a
 //! row of scores; the exact lower triangle with its diagonal is T(T+1)/2 (1/T more, 0.05 % at
 //! T = 2048). The graph row uses the eager (unfused) graph, which computes every score, and the
-//! mask halves its QKᵀ, softmax and S·V alike.
+//! mask halves its QKᵀ and S·V alike.
+//!
+//! The graph row counts the matrix operators only (GEMMs, expert GEMMs, QKᵀ and S·V): norms,
+//! rotary, activations, softmax, residual adds and the loss are the kernels' work, not the
+//! model's, as in PaLM's and Megatron's counts. Under the causal mask it is *the* model FLOPs
+//! per token ([`model_flops_per_token`]) that `roofline train` divides by too, whatever
+//! attention kernel the step runs.
 //!
 //! A formula is reported only for a model it describes: Megatron's 24·L·h² per layer assumes
 //! multi-head attention (K and V as wide as h) and a two-matrix MLP of 4h, so for GQA, MQA, MLA,
@@ -36,6 +42,7 @@ use crate::analysis::{validate, AnalysisError};
 use crate::decoder::build_graph;
 use crate::memory::Reserve;
 use crate::model::{MlpKind, Transformer};
+use crate::ops::Compute;
 use crate::precision::Precision;
 use crate::units::{Flop, FlopPerSec, Seconds};
 use crate::workload::{Logits, Precisions, Stage, Workload};
@@ -141,13 +148,11 @@ impl PalmEmbedding {
 /// Forward FLOPs per token, split as recomputation needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ForwardSplit {
-    /// Inside the decoder blocks, attention scores excluded: the projections and MLP (and, in
-    /// our graph, norms, rotary and elementwise ops).
+    /// Inside the decoder blocks, attention scores excluded: the projections and MLP.
     pub blocks: Flop,
-    /// Attention scores: QKᵀ and probabilities·V (and, in our graph, the softmax).
+    /// Attention scores: QKᵀ and probabilities·V.
     pub attention: Flop,
-    /// Outside the blocks: the logits (and embedding, final norm). Full recomputation does not
-    /// recompute it.
+    /// Outside the blocks: the logits. Full recomputation does not recompute it.
     pub head: Flop,
 }
 
@@ -195,8 +200,9 @@ pub enum Formula {
     /// 72·L·h²·(1 + s/6h + V/12hL) per token (Narayanan et al. 2021, arXiv:2104.04473, §5.1,
     /// without the recompute pass; Korthikanti et al. 2022, arXiv:2205.05198, model FLOPs).
     Megatron,
-    /// 3 × the forward FLOPs of our operator graph (prefill of one sequence, logits at every
-    /// position, every attention score).
+    /// 3 × the forward matrix FLOPs of our operator graph (prefill of one sequence, logits at
+    /// every position, the attention scores under the mask): [`model_flops_per_token`] under
+    /// the causal mask.
     Graph,
 }
 
@@ -225,7 +231,7 @@ impl Formula {
             Formula::Kaplan => "6N (Kaplan 2020)",
             Formula::Palm => "6N + 12·L·H·Q·T (PaLM 2022)",
             Formula::Megatron => "72·L·h²(1 + s/6h + V/12hL) (Megatron 2021)",
-            Formula::Graph => "3 × forward of our graph",
+            Formula::Graph => "3 × forward matmuls of our graph",
         }
     }
 }
@@ -268,11 +274,14 @@ pub fn megatron(layers: u64, hidden: u64, seq_len: u64, vocab: u64) -> ForwardSp
     }
 }
 
-/// Our operator graph: the prefill of one sequence of `seq_len` tokens, eager attention (every
-/// score), per token. Training computes logits at every position, so lm_head runs on all
-/// `seq_len` of them ([`Logits::All`]; inference runs it on the last position only). Nodes
-/// outside the blocks are the head; QKᵀ, softmax and S·V are the attention scores; the rest of
-/// each block is blocks.
+/// Our operator graph's matrix FLOPs: the prefill of one sequence of `seq_len` tokens, eager
+/// attention (every score), per token. Training computes logits at every position, so lm_head
+/// runs on all `seq_len` of them ([`Logits::All`]; inference runs it on the last position
+/// only). Only matrix operators count (GEMMs, expert GEMMs, QKᵀ and S·V; [`Compute::Matrix`]):
+/// the norms, rotary, activations, softmax and residual adds are left out, as PaLM and
+/// Megatron leave them out. Nodes outside the blocks are the head (lm_head; the embedding is a
+/// lookup); QKᵀ and S·V are the attention scores, every one of them (mask them with
+/// [`ForwardSplit::masked`]); the rest of each block's matmuls are blocks.
 ///
 /// # Errors
 /// An invalid model or sequence length.
@@ -291,6 +300,9 @@ pub fn graph(model: &Transformer, seq_len: u64) -> Result<ForwardSplit, Analysis
     let graph = build_graph(model, &workload);
     let (mut blocks, mut attention, mut head) = (Flop::ZERO, Flop::ZERO, Flop::ZERO);
     for n in graph.nodes() {
+        if !matches!(n.op().compute(), Compute::Matrix(_)) {
+            continue;
+        }
         let flops = n.cost().flops * n.count() as f64;
         if !n.span().in_blocks() {
             head += flops;
@@ -306,6 +318,40 @@ pub fn graph(model: &Transformer, seq_len: u64) -> Result<ForwardSplit, Analysis
         attention: attention / t,
         head: head / t,
     })
+}
+
+/// Model FLOPs per token of training `model` on sequences of `seq_len` tokens: the one count
+/// of model FLOPs that `roofline train` (MFU, the waterfall's T₀) and `roofline mfu` (its
+/// graph row, causal) use.
+///
+/// **Definition.** Model FLOPs are the FLOPs of the model's math, not of the kernels that run
+/// it (PaLM, Chowdhery et al. 2022, arXiv:2204.02311, App. B): per token, 3 × the forward
+/// FLOPs of the matrix multiplies (2 FLOP a multiply-add; the backward pass is two matmuls for
+/// each forward one), with
+///
+/// - every weight matrix a token multiplies by, lm_head on every position included (the loss
+///   is taken at every position): 2·N forward, N the matmul parameters (a mixture of experts:
+///   the routed experts a token uses; the input embedding and a position table are looked up,
+///   0 FLOP);
+/// - the attention scores of a causal decoder, QKᵀ and S·V over T²/2 (query, key) pairs per
+///   head (the diagonal counted half): 2·2·H·Q·T/2 forward per token and layer, H query heads
+///   of Q elements, whatever K/V sharing (GQA, MQA) the model has.
+///
+/// So for a dense decoder, model FLOPs per token = 6·N + 6·L·H·Q·T: PaLM's 6N + 12·L·H·Q·T
+/// with the causal half of the scores, which is Megatron-LM's
+/// `num_floating_point_operations` (`training.py`; the causal factor ½ in its attention term)
+/// and the count of FlashAttention's benchmarks (`flops(…, causal=True)`; Dao 2023).
+///
+/// Not counted, whichever kernels run: norms, rotary, activations, softmax and its scale and
+/// mask, residual adds and the loss (vector work); the scores a causal mask discards (an
+/// eager kernel computes them all); the scores FlashAttention's backward recomputes; activation
+/// recomputation. These are hardware FLOPs (HFU), not model FLOPs (MFU). A sliding window is
+/// not counted either: the term is the causal one, as in the published formulas.
+///
+/// # Errors
+/// An invalid model or sequence length.
+pub fn model_flops_per_token(model: &Transformer, seq_len: u64) -> Result<Flop, AnalysisError> {
+    Ok(graph(model, seq_len)?.masked(ScoreMask::Causal).model())
 }
 
 /// The block shape of a known model, for the formulas that assume one.
@@ -1066,22 +1112,25 @@ mod tests {
     #[test]
     fn graph_formula_by_hand_for_llama2_7b() -> Result<(), Box<dyn std::error::Error>> {
         // Per token at T = 2048, Llama-2-7B: the seven projections are 2·(4·4096² + 3·4096·11008)
-        // per layer; attention scores 2·2·32·128·2048 (QKᵀ, S·V) + 7·32·2048 (softmax) per layer;
-        // lm_head 2·4096·32000. The graph is 6N-like but counts norms and elementwise ops too.
+        // per layer; attention scores 2·2·32·128·2048 (QKᵀ, S·V) per layer, every score;
+        // lm_head 2·4096·32000. Matrix FLOPs only: the norms, rotary, SwiGLU product, softmax
+        // and residual adds are left out.
         let s = graph(&llama2_7b(), 2048)?;
         let proj = 2.0 * (4.0 * 4096f64.powi(2) + 3.0 * 4096.0 * 11008.0) * 32.0;
-        let attn = (4.0 * 32.0 * 128.0 * 2048.0 + 7.0 * 32.0 * 2048.0) * 32.0;
-        assert!(
-            close(s.attention.get(), attn, 1e-12),
-            "{}",
-            s.attention.get()
-        );
-        assert!(s.blocks.get() > proj && s.blocks.get() < proj * 1.001);
+        let attn = 4.0 * 32.0 * 128.0 * 2048.0 * 32.0;
         let lm_head = 2.0 * 4096.0 * 32000.0;
-        assert!(s.head.get() > lm_head && s.head.get() < lm_head * 1.001);
-        // Against 6N: within a few percent (the attention term is ~6 % at 2048 tokens).
-        let six_n = 6.0 * llama2_7b().parameters() as f64;
-        assert!(s.model().get() > six_n && s.model().get() < six_n * 1.1);
+        assert_eq!(s.blocks.get(), proj);
+        assert_eq!(s.attention.get(), attn);
+        assert_eq!(s.head.get(), lm_head);
+        // So 3 × forward is 6N + 12·L·H·Q·T, N the matmul weights (the 262,144 norm weights
+        // and the 131,072,000 looked-up embedding out).
+        let n = llama2_7b().parameters() as f64 - 32000.0 * 4096.0 - 65.0 * 4096.0;
+        let palm = 6.0 * n + 12.0 * 32.0 * 4096.0 * 2048.0;
+        assert!(close(s.model().get(), palm, 1e-12), "{}", s.model().get());
+        // Under the causal mask: the model FLOPs per token train and mfu count.
+        let causal = 6.0 * n + 6.0 * 32.0 * 4096.0 * 2048.0;
+        let m = model_flops_per_token(&llama2_7b(), 2048)?;
+        assert!(close(m.get(), causal, 1e-12), "{}", m.get());
         Ok(())
     }
 
@@ -1381,7 +1430,7 @@ mod tests {
         let causal = full.masked(ScoreMask::Causal);
         assert_eq!(causal.model().get() - 6.0 * 540.35e9, 17_817_403_392.0);
         assert_eq!(full.masked(ScoreMask::Full), full);
-        // The graph row: QKᵀ, softmax and S·V halve alike (Llama-2-7B at 2048, by hand as in
+        // The graph row: QKᵀ and S·V halve alike (Llama-2-7B at 2048, by hand as in
         // graph_formula_by_hand_for_llama2_7b).
         let shape = TrainingShape::of_model(&llama2_7b(), Some(2048));
         let c = Conventions {
@@ -1390,7 +1439,7 @@ mod tests {
         };
         let rows = flops_per_token(&shape, Some(&llama2_7b()), c)?;
         let g = rows[3].split.clone().map_err(|e| format!("{e:?}"))?;
-        let attn = (4.0 * 32.0 * 128.0 * 2048.0 + 7.0 * 32.0 * 2048.0) * 32.0;
+        let attn = 4.0 * 32.0 * 128.0 * 2048.0 * 32.0;
         assert!(close(g.attention.get(), attn / 2.0, 1e-12));
         Ok(())
     }

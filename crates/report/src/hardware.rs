@@ -232,6 +232,7 @@ pub fn write_show_sources(
                 human_seconds(d.launch_overhead.value.get()),
                 src(&d.launch_overhead.source)
             )?;
+            write_efficiency(d, sources, out)?;
             for link in d.interconnect.iter().chain(d.host_link.iter()) {
                 writeln!(
                     out,
@@ -264,6 +265,34 @@ pub fn write_show_sources(
                 )?;
             }
         }
+    }
+    Ok(())
+}
+
+/// A share as `hardware show` prints it: four decimals, trailing zeros dropped (0.7372, 0.8, 1).
+fn share_text(x: f64) -> String {
+    let s = format!("{x:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The chip's estimate shares ([`Device::efficiency`]) on one line, and with `sources` the
+/// line of their source.
+fn write_efficiency(d: &Device, sources: bool, out: &mut dyn Write) -> Result<(), WriteError> {
+    let e = d.efficiency();
+    let shares: Vec<String> = [
+        ("matmul", e.matmul),
+        ("fp8 matmul", e.matmul_fp8),
+        ("attention", e.attention),
+        ("vector", e.vector),
+        ("memory", e.memory),
+        ("network", e.network),
+    ]
+    .iter()
+    .map(|(name, x)| format!("{name} {}", share_text(*x)))
+    .collect();
+    writeln!(out, "estimate shares of the roofs: {}", shares.join(", "))?;
+    if sources {
+        writeln!(out, "estimate shares source: {}", d.efficiency_source())?;
     }
     Ok(())
 }

@@ -419,7 +419,7 @@ fn write_waterfall(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), Write
         t.add_row(row);
     }
     let mut mfu = vec!["= MFU".to_string()];
-    let mut hfu = vec!["HFU (MFU + recompute)".to_string()];
+    let mut hfu = vec!["HFU (MFU + recompute and extra FLOPs)".to_string()];
     for (_, w) in &ws {
         mfu.push(String::new());
         mfu.push(percent(w.mfu, 1));

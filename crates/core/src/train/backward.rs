@@ -343,12 +343,16 @@ pub fn batched_grads(m: &BatchedMatmul) -> (BatchedMatmul, BatchedMatmul) {
     (da, db)
 }
 
-/// FLOPs and bytes of a training step's graph by pass, each node counted over its span: what
-/// model FLOPs utilisation (MFU) and hardware FLOPs utilisation (HFU) divide by.
+/// FLOPs and bytes of a training step's graph by pass, each node counted over its span: the
+/// FLOPs its kernels execute, what hardware FLOPs utilisation (HFU) divides by.
 ///
-/// Model FLOPs are forward + backward, recomputation excluded; hardware FLOPs add the
-/// recomputation (PaLM, Chowdhery et al. 2022, App. B, which defines MFU and HFU by them). The
-/// optimizer update is in neither, as there; see [`super::optimizer`].
+/// Executed FLOPs are forward + backward, recomputation excluded; hardware FLOPs add the
+/// recomputation (PaLM, Chowdhery et al. 2022, App. B, which defines HFU by the FLOPs executed).
+/// They depend on the kernels (an eager attention computes the scores a causal mask discards,
+/// FlashAttention's backward recomputes the scores, norms and softmax have FLOPs of their own);
+/// MFU's model FLOPs do not: they are a convention of the model's math,
+/// [`crate::mfu::model_flops_per_token`]. The optimizer update is in neither, as in PaLM; see
+/// [`super::optimizer`].
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct TrainingStep {
     /// The forward nodes.
@@ -382,13 +386,13 @@ impl TrainingStep {
         t
     }
 
-    /// Model FLOPs of the step: forward + backward, FLOP (MFU's numerator per step).
-    pub fn model_flops(&self) -> Flop {
+    /// FLOPs the step's forward and gradient nodes execute, FLOP.
+    pub fn executed_flops(&self) -> Flop {
         self.forward.flops + self.backward.flops
     }
 
-    /// Hardware FLOPs of the step: model FLOPs + recomputation, FLOP (HFU's numerator).
+    /// Hardware FLOPs of the step: executed FLOPs + recomputation, FLOP (HFU's numerator).
     pub fn hardware_flops(&self) -> Flop {
-        self.model_flops() + self.recompute.flops
+        self.executed_flops() + self.recompute.flops
     }
 }

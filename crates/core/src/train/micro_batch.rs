@@ -30,7 +30,7 @@ use crate::model::Transformer;
 use crate::ops::{Compute, Op, Softmax};
 use crate::parallel::{analyze_parallel, Layout, ParallelAnalysisError};
 use crate::pricing::Efficiency;
-use crate::units::{to_f64, FlopPerSec};
+use crate::units::{to_f64, Flop, FlopPerSec};
 use crate::workload::{Logits, Precisions, Stage, Workload};
 use std::fmt;
 
@@ -142,6 +142,10 @@ pub struct MicroBatch {
     pub pieces: Vec<Piece>,
     /// The dense peak MFU divides by: the matrix peak of the activation precision, FLOP/s.
     pub peak: FlopPerSec,
+    /// Model FLOPs per token of the unsharded model at the shape's sequence length
+    /// ([`crate::mfu::model_flops_per_token`]): what MFU counts, whatever the layout and the
+    /// attention kernel the graph runs.
+    pub model_flops_per_token: Flop,
 }
 
 /// Builds and prices one micro-batch of `model` on a device of `system` shaped as `shape`,
@@ -197,11 +201,14 @@ pub fn micro_batch(
         .map(|(n, r)| piece(n, r, peak, efficiency))
         .collect();
     hide_ring(&mut pieces, &graph);
+    let model_flops_per_token = crate::mfu::model_flops_per_token(model, shape.seq_len)
+        .map_err(|e| MicroBatchError::Parallel(ParallelAnalysisError::Analysis(e)))?;
     Ok(MicroBatch {
         graph,
         rows,
         pieces,
         peak,
+        model_flops_per_token,
     })
 }
 
@@ -335,11 +342,12 @@ pub struct StageSums {
     pub backward: f64,
     /// W: the weight-gradient pieces' time with their launches, s.
     pub weight: f64,
-    /// Model FLOPs (forward and gradients).
-    pub model_flops: f64,
+    /// FLOPs the forward and gradient kernels execute (the graph's, not the model FLOPs
+    /// convention's: [`MicroBatch::model_flops_per_token`]).
+    pub executed_flops: f64,
     /// Recomputed FLOPs.
     pub recompute_flops: f64,
-    /// The model FLOPs at the dense peak, s.
+    /// [`StageSums::executed_flops`] at the dense peak, each piece's at most its time, s.
     pub ideal: f64,
     /// Seconds lost to each of [`Reason::PREDICTED`].
     pub losses: [f64; 12],
@@ -373,7 +381,7 @@ pub fn stage_sums(
             s.recompute_flops += p.flops * k;
             s.losses[slot(Reason::Recompute)] += ideal;
         } else {
-            s.model_flops += p.flops * k;
+            s.executed_flops += p.flops * k;
             s.ideal += ideal;
         }
         s.losses[slot(p.reason)] += p.time * k - ideal;

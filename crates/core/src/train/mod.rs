@@ -5,7 +5,8 @@
 //!   the forward nodes, the recomputed ones ([`backward::Recompute`]), then every forward
 //!   node's gradients in reverse order, each a node of its own with the forward node's
 //!   [`crate::graph::Role`] and [`crate::graph::Span`] and a [`crate::graph::Pass`] that says
-//!   which pass it is; [`backward::TrainingStep`] sums its model and hardware FLOPs (MFU, HFU).
+//!   which pass it is; [`backward::TrainingStep`] sums the FLOPs it executes (HFU's); MFU's
+//!   model FLOPs are a convention of the model, [`crate::mfu::model_flops_per_token`].
 //! - [`optimizer`]: AdamW and SGD with momentum as memory-bound updates over the parameters a
 //!   rank holds (1/N_d of them under ZeRO).
 //! - [`data_parallel`]: the data-parallel and ZeRO communication of a step: bucketed gradient

@@ -16,9 +16,11 @@
 //!
 //! **The waterfall.** Every device of stage i is busy for m·(F_i + B_i + W_i) + DP_i + opt_i
 //! and waits the rest of T. Averaged over the stages, T = T₀ + Σ losses exactly: T₀ the model
-//! FLOPs at the dense peak, each piece's time beyond its FLOPs at the peak given to its
-//! [`Reason`], the waits split into the pipeline's communication (the makespan less the
-//! makespan with free sends) and its bubble (the rest, stage imbalance included).
+//! FLOPs ([`crate::mfu::model_flops_per_token`]) at the dense peak, each piece's time beyond
+//! its FLOPs at the peak given to its [`Reason`], the executed FLOPs beyond the model FLOPs at
+//! the peak given to [`Reason::Recompute`] with the recomputation (HFU − MFU), the waits split
+//! into the pipeline's communication (the makespan less the makespan with free sends) and its
+//! bubble (the rest, stage imbalance included).
 //!
 //! **Rank order.** Megatron-LM's: tensor, context, expert, data, pipeline (tensor innermost).
 //! Data-parallel peers are t·c·e devices apart; consecutive pipeline stages t·c·e·d apart, on
@@ -336,9 +338,11 @@ pub struct TrainingPrediction {
     pub step_time: Seconds,
     /// Tokens per second over the whole job: B_global · s / T.
     pub tokens_per_s: f64,
-    /// Model FLOPs of the step over every device (forward and backward).
+    /// Model FLOPs of the step: B_global · s × [`crate::mfu::model_flops_per_token`], a
+    /// convention of the model's math that neither the layout nor the attention kernel changes.
     pub model_flops: Flop,
-    /// Hardware FLOPs of the step: model FLOPs and the recomputation.
+    /// Hardware FLOPs of the step over every device: what its kernels execute, forward,
+    /// gradients and recomputation.
     pub hardware_flops: Flop,
     /// The dense peak of one device MFU divides by, FLOP/s.
     pub peak: FlopPerSec,
@@ -625,7 +629,7 @@ fn assemble(
     let mf = to_f64(m);
     let mut losses = [0.0; 12];
     let mut ideal = 0.0;
-    let (mut model_flops, mut recompute_flops) = (0.0, 0.0);
+    let (mut executed_flops, mut recompute_flops) = (0.0, 0.0);
     let mut busy = 0.0;
     for (i, (s, st)) in sums.iter().zip(&stages).enumerate() {
         let (f, b) = blocking(i);
@@ -635,7 +639,7 @@ fn assemble(
             *l += x * mf / pf;
         }
         ideal += s.ideal * mf / pf;
-        model_flops += s.model_flops * mf;
+        executed_flops += s.executed_flops * mf;
         recompute_flops += s.recompute_flops * mf;
         let dp_t = st.data_parallel.exposed.get();
         let opt_t = st.optimizer.get();
@@ -647,13 +651,24 @@ fn assemble(
     let sends = (timeline.makespan - free_sends).clamp(0.0, waits);
     losses[slot(Reason::PipelineCommunication)] += sends;
     losses[slot(Reason::PipelineBubble)] += waits - sends;
-    let waterfall = Waterfall::new(Seconds(ideal), &losses, None);
 
     // Every device of a stage does the same work: t·c·e·d devices a stage.
     let per_stage = to_f64(devices) / pf;
-    let model_flops = model_flops * per_stage;
-    let hardware_flops = model_flops + recompute_flops * per_stage;
+    let hardware_flops = (executed_flops + recompute_flops) * per_stage;
+    // Model FLOPs are the convention's, not the graph's: the same whatever the layout and the
+    // attention kernel. T₀ is the average device's share of them at the peak; the executed
+    // FLOPs beyond them (FlashAttention's backward recomputing the scores, the scores an eager
+    // kernel computes under the mask, the vector operators' FLOPs) join the recomputation's bar.
+    let model_flops =
+        mb.model_flops_per_token.get() * to_f64(job.global_batch) * to_f64(job.seq_len);
     let peak = mb.peak;
+    let model_ideal = if peak.get() > 0.0 && devices > 0 {
+        model_flops / (to_f64(devices) * peak.get())
+    } else {
+        0.0
+    };
+    losses[slot(Reason::Recompute)] += ideal - model_ideal;
+    let waterfall = Waterfall::new(Seconds(model_ideal), &losses, None);
     let denominator = step * to_f64(devices) * peak.get();
     let utilisation = |f: f64| {
         if denominator > 0.0 {

@@ -118,11 +118,11 @@ fn full_recompute_adds_one_forward_of_the_blocks() -> Result<(), TrainError> {
         flops(&forward(false), |n| n.span().in_blocks()),
         L * block_forward()
     );
-    assert_eq!(full.model_flops(), none.model_flops());
+    assert_eq!(full.executed_flops(), none.executed_flops());
     assert_eq!(full.recompute.flops.get(), L * block_forward());
     assert_eq!(
         full.hardware_flops().get(),
-        none.model_flops().get() + L * block_forward()
+        none.executed_flops().get() + L * block_forward()
     );
     // No prologue or epilogue node is recomputed, and no KV-cache write is anywhere.
     assert!(full_graph
@@ -145,7 +145,10 @@ fn selective_recompute_adds_only_the_attention_core() -> Result<(), TrainError> 
     // QKᵀ and S·V (2·h·s²·e each) and the softmax (7·h·s²) of 32 blocks.
     let core = L * (4.0 * H * T * T * E + 7.0 * H * T * T);
     assert_eq!(sel.recompute.flops.get(), core);
-    assert_eq!(sel.hardware_flops().get(), none.model_flops().get() + core);
+    assert_eq!(
+        sel.hardware_flops().get(),
+        none.executed_flops().get() + core
+    );
     assert!(sel_graph
         .nodes()
         .iter()
@@ -187,7 +190,7 @@ fn flash_attention_backward_is_two_and_a_half_forward_matmuls() -> Result<(), Tr
 }
 
 #[test]
-fn model_flops_are_three_forwards_up_to_the_non_matmul_gradients() -> Result<(), TrainError> {
+fn executed_flops_are_three_forwards_up_to_the_non_matmul_gradients() -> Result<(), TrainError> {
     let s = step(false, Recompute::None)?;
     let t = TrainingStep::of(&s);
     let matmul = L * (8.0 * T * D * D + 6.0 * T * D * F + 4.0 * H * T * T * E) + 2.0 * T * D * V;
@@ -201,9 +204,9 @@ fn model_flops_are_three_forwards_up_to_the_non_matmul_gradients() -> Result<(),
     let block_rest = 18.0 * T * D + 3.0 * T * 64.0 * E + 7.0 * T * F + 2.0 * T * F + 2.0 * T * D;
     let bwd = 2.0 * matmul + L * (block_rest + 5.0 * H * T * T) + 9.0 * T * D + T * D;
     assert_eq!(t.backward.flops.get(), bwd);
-    // So model FLOPs are 3 × forward exactly for the matmuls, and the norms, activations,
+    // So executed FLOPs are 3 × forward exactly for the matmuls, and the norms, activations,
     // softmax, rotary and adds (0.13 % of the forward here) differ: within 0.1 % in all.
-    let ratio = t.model_flops().get() / (3.0 * fwd);
+    let ratio = t.executed_flops().get() / (3.0 * fwd);
     assert!((ratio - 1.0).abs() < 1e-3, "{ratio}");
     Ok(())
 }

@@ -4,7 +4,8 @@
 //! A step of T seconds on a device whose model FLOPs take T₀ = F_model / peak at the dense
 //! peak splits exactly as T = T₀ + Σ losses, each loss one [`Reason`]; dividing by T, the
 //! peak's 100 % splits into MFU = T₀ / T and each reason's share ℓ / T. HFU is MFU plus the
-//! recomputation's share at the peak (PaLM's definitions, Chowdhery et al. 2022, App. B).
+//! share of the FLOPs executed beyond the model FLOPs at the peak, the recomputation's and the
+//! kernels' own (PaLM's definitions, Chowdhery et al. 2022, App. B).
 //! With a measured step T_m ≥ T the same bars are shares of T_m and the rest,
 //! (T_m − T) / T_m, is the unexplained bar.
 
@@ -41,7 +42,11 @@ pub enum Reason {
     DataParallel,
     /// Kernel launch overhead.
     Launch,
-    /// Recomputed forward operators at the peak (the gap between HFU and MFU).
+    /// The FLOPs executed beyond the model FLOPs, at the peak (the gap between HFU and MFU):
+    /// recomputed forward operators, and the kernels' FLOPs the model FLOPs convention does not
+    /// count ([`crate::mfu::model_flops_per_token`]: FlashAttention's backward recomputing the
+    /// scores, the scores an eager kernel computes under the causal mask, the vector
+    /// operators' FLOPs).
     Recompute,
     /// A measured step's time beyond the prediction.
     Unexplained,
@@ -97,7 +102,7 @@ impl Reason {
             Reason::PipelineBubble => "pipeline bubble",
             Reason::DataParallel => "exposed DP communication",
             Reason::Launch => "launch overhead",
-            Reason::Recompute => "recompute (HFU − MFU)",
+            Reason::Recompute => "recompute and extra FLOPs (HFU − MFU)",
             Reason::Unexplained => "unexplained (measured − predicted)",
         }
     }

@@ -114,8 +114,48 @@ pub struct HardwareShowDoc {
     pub shared_memory_per_sm_bytes: Option<f64>,
     /// The node the chip is sold in and its links; `null` when the catalog gives none.
     pub platform: Option<PlatformDoc>,
+    /// The shares of its roofs real kernels reach, which the estimates apply
+    /// ([`Device::efficiency`]), and their source.
+    pub efficiency: EfficiencyDoc,
     /// Caveats about the figures.
     pub notes: Vec<String>,
+}
+
+/// A chip's estimate shares ([`roofline_core::pricing::Efficiency`]): each the share of a
+/// roof real kernels reach, 0.01 to 1.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct EfficiencyDoc {
+    /// Of the dense peak of a GEMM's precision (bf16, fp16, tf32, fp32, integer formats).
+    pub matmul: f64,
+    /// Of the fp8 dense peak, for an fp8 GEMM.
+    pub matmul_fp8: f64,
+    /// Of the matrix peak, for an attention kernel's matrix work.
+    pub attention: f64,
+    /// Of the vector peak, for vector work's FLOPs.
+    pub vector: f64,
+    /// Of the main-memory bandwidth, for a memory-bound kernel.
+    pub memory: f64,
+    /// Of a link's bandwidth, for a collective's transfer.
+    pub network: f64,
+    /// Where the shares come from: the chip's own measurements, or the published shares every
+    /// chip without its own takes.
+    pub source: String,
+}
+
+impl EfficiencyDoc {
+    /// The shares of `d` ([`Device::efficiency`], [`Device::efficiency_source`]).
+    pub fn of(d: &Device) -> Self {
+        let e = d.efficiency();
+        EfficiencyDoc {
+            matmul: e.matmul,
+            matmul_fp8: e.matmul_fp8,
+            attention: e.attention,
+            vector: e.vector,
+            memory: e.memory,
+            network: e.network,
+            source: d.efficiency_source().to_string(),
+        }
+    }
 }
 
 /// The name of a memory level as `hardware show` writes it.
@@ -157,6 +197,7 @@ impl HardwareShowDoc {
             sm_count: d.sm_count.as_ref().map(|c| c.value),
             shared_memory_per_sm_bytes: d.shared_memory_per_sm.as_ref().map(|c| c.value.get()),
             platform: d.platform.as_ref().map(PlatformDoc::of),
+            efficiency: EfficiencyDoc::of(d),
             notes: d.notes.clone(),
         }
     }
