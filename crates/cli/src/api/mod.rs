@@ -13,6 +13,7 @@ pub mod analyze;
 pub(crate) mod command;
 mod de;
 mod inputs;
+mod request;
 
 pub use analyze::{analyze, AnalyzeDocument, AnalyzeRequest, StageChoice};
 pub use de::MemoryReserve;
