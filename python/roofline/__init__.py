@@ -7,7 +7,9 @@ CLI, with the interpreter lock released) and returns the document that
 Models are preset ids (``"llama-3.1-8b"``, see :func:`models`), paths to a Hugging Face
 ``config.json`` (or a folder holding one), or dicts of such a config. Chips are ids
 (``"h100-sxm"``, see :func:`hardware_list`), paths to a chip ``.toml`` in the catalog's
-format, or dicts of one. A dict is written to a temporary file for the call and removed after.
+format, or dicts of one. :func:`analyze` hands its settings to the typed API as one request
+(``docs/schema/requests/analyze.schema.json``), a dict model or chip inline, no file written;
+the other commands write a dict to a temporary file for the call and remove it after.
 
 Keyword arguments beyond the named ones map to the command's flags: ``seq_len=2048`` is
 ``--seq-len 2048``, ``flash_attention=True`` is ``--flash-attention`` (``False`` and ``None``
@@ -31,6 +33,7 @@ import tempfile
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ._roofline import RooflineError, RooflineInternalError
+from ._roofline import analyze as _analyze
 from ._roofline import run as _run
 
 if TYPE_CHECKING:
@@ -363,35 +366,53 @@ def analyze(
         system, devices, pp, ep, cp: a multi-device system and layout.
         fusion: also report kernel fusion: ``"eager"``, ``"compiled"`` or ``"max"``.
         advice: also rank what to change.
-        **flags: any other ``roofline analyze`` flag (``memory_reserve="2GB"``, ``w8a8=True``,
-            ``group_size=128``, ``launch_overhead="7us"``, …).
+        **flags: any other field of the analyze request (``memory_reserve="2GB"``,
+            ``w8a8=True``, ``group_size=128``, ``launch_overhead="7us"``, …); an unknown one
+            raises :class:`RooflineError` naming it (its ``field``). ``explain``, ``plot`` and
+            ``profile`` run the command line instead.
+
+    The settings go to the typed API as one request (a dict model or chip inline, no file
+    written), computed as ``roofline analyze`` computes them.
 
     Returns the ``analyze --format json`` document: ``stages[i].ops`` are the operator rows
     (:meth:`Document.to_pandas` tabulates them), ``stages[i].totals`` the totals.
     """
-    return _document(
-        ["analyze"],
-        model,
-        hardware=hardware,
-        stage=stage,
-        batch=batch,
-        context=context,
-        tp=tp,
-        seq_len=seq_len,
-        precision=precision,
-        weight_precision=weight_precision,
-        kv_precision=kv_precision,
-        no_flash_attention=not flash_attention,
-        logits=logits,
-        system=system,
-        devices=devices,
-        pp=pp,
-        ep=ep,
-        cp=cp,
-        fusion=fusion,
+    named = dict(
+        hardware=hardware, stage=stage, batch=batch, context=context, tp=tp, seq_len=seq_len,
+        precision=precision, weight_precision=weight_precision, kv_precision=kv_precision,
+        logits=logits, system=system, devices=devices, pp=pp, ep=ep, cp=cp, fusion=fusion,
         advice=advice,
-        **flags,
     )
+    if "format" in flags:
+        raise TypeError("format is always json here: use roofline.run for another")
+    if _ANALYZE_ARGV_ONLY.intersection(flags) or isinstance(system, Mapping):
+        # Output flags (a derivation, a plot, a profile join) and a system given as a dict:
+        # the command line, as before the typed call.
+        return _document(
+            ["analyze"], model, no_flash_attention=not flash_attention, **named, **flags
+        )
+    request: Dict[str, Any] = {"model": _request_value(model)}
+    for key, value in {**named, **flags}.items():
+        if value is not None:
+            request[key] = _request_value(value)
+    request["flash_attention"] = bool(flash_attention)
+    return Document(json.loads(_analyze(json.dumps(request))))
+
+
+# `analyze` keywords that only the command line takes: what it writes besides the document.
+_ANALYZE_ARGV_ONLY = frozenset({"explain", "plot", "force", "all_roofs", "profile", "help"})
+
+
+def _request_value(value: Any) -> Any:
+    """A value as the typed request takes it: a path as its string, a mapping as an object
+    (a config.json or a chip, inline), anything else as JSON has it."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {str(k): _request_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_request_value(v) for v in value]
+    return value
 
 
 def op(

@@ -1,5 +1,7 @@
-//! The native module `roofline._roofline`: [`run`] runs one `roofline` command in this process
-//! and returns what the program prints; an error becomes [`RooflineError`] (bad input, exit
+//! The native module `roofline._roofline`: [`analyze`] calls the typed API
+//! (`roofline_cli::api::analyze`) with a request given as JSON text and returns its document as
+//! JSON text; [`run`] runs one `roofline` command in this process and returns what the program
+//! prints. An error becomes [`RooflineError`] (bad input, exit
 //! code 2) or [`RooflineInternalError`] (an internal fault, exit code 1), each carrying the
 //! CLI's `message`, `hint` and `code`. The package `roofline` (python/roofline) builds every
 //! command line on top of it.
@@ -7,6 +9,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use roofline_cli::api::{AnalyzeRequest, ApiError};
 use roofline_cli::Failure;
 use std::ffi::OsString;
 
@@ -78,11 +81,55 @@ fn run(py: Python<'_>, args: Vec<String>) -> PyResult<String> {
         .map_err(|failure| to_pyerr(py, &failure))
 }
 
-/// The native part of the `roofline` package: `run`, `RooflineError`,
+/// The `analyze` document for `request`, the JSON text of an
+/// [`roofline_cli::api::AnalyzeRequest`], as JSON text.
+///
+/// # Errors
+/// The request refused (naming its field) or the analysis failed.
+pub fn analyze_json(request: &str) -> Result<String, ApiError> {
+    let request: AnalyzeRequest = roofline_cli::api::parse_request(request)?;
+    Ok(roofline_cli::api::analyze(&request)?.to_json())
+}
+
+/// The Python exception for `e`: [`RooflineError`] (bad input, code 2) with `message`, `hint`,
+/// `code` and `field` (the request's field at fault, or None).
+fn api_pyerr(py: Python<'_>, e: &ApiError) -> PyErr {
+    let err = PyErr::new::<RooflineError, _>((e.to_string(),));
+    let value = err.value(py);
+    let attributes = value
+        .setattr("message", &e.message)
+        .and_then(|()| value.setattr("hint", e.hint.as_deref()))
+        .and_then(|()| value.setattr("code", 2u8))
+        .and_then(|()| value.setattr("field", e.field.as_deref()));
+    match attributes {
+        Ok(()) => err,
+        Err(e) => e,
+    }
+}
+
+/// analyze(request: str) -> str
+/// --
+///
+/// The `analyze` document (JSON text, as `roofline analyze --format json` prints it) for
+/// `request`, the JSON text of an analyze request (docs/schema/requests/analyze.schema.json).
+/// The interpreter lock is released while it runs.
+///
+/// Raises RooflineError with the CLI's message and hint and `field`, the request's field at
+/// fault (or None).
+#[pyfunction]
+#[pyo3(name = "analyze")]
+fn analyze_py(py: Python<'_>, request: String) -> PyResult<String> {
+    py.detach(move || analyze_json(&request))
+        .map_err(|e| api_pyerr(py, &e))
+}
+
+/// The native part of the `roofline` package: `analyze`, `run`, `RooflineError`,
 /// `RooflineInternalError`.
 #[pymodule]
 #[pyo3(name = "_roofline")]
 mod native {
+    #[pymodule_export]
+    use super::analyze_py;
     #[pymodule_export]
     use super::run;
     #[pymodule_export]
@@ -104,6 +151,22 @@ mod tests {
             out.trim(),
             format!("roofline {}", env!("CARGO_PKG_VERSION"))
         );
+        Ok(())
+    }
+
+    /// The typed call gives the command's document; an unknown field is refused by name.
+    #[test]
+    fn analyze_takes_a_json_request() -> Result<(), Box<dyn std::error::Error>> {
+        let doc = analyze_json(r#"{"model": "gpt2", "hardware": "l4", "stage": "decode"}"#)?;
+        let args = ["analyze", "gpt2", "--hardware", "l4", "--stage", "decode"];
+        let mut want = args.map(String::from).to_vec();
+        want.extend(["--format".into(), "json".into()]);
+        assert_eq!(doc, run_args(&want)?);
+        let e = match analyze_json(r#"{"batsh": 8}"#) {
+            Err(e) => e,
+            Ok(_) => return Err("an unknown field was taken".into()),
+        };
+        assert_eq!(e.field.as_deref(), Some("batsh"));
         Ok(())
     }
 

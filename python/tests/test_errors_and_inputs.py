@@ -22,12 +22,8 @@ CATALOG = REPO / "crates" / "inputs" / "catalog"
         ({"model": "llama-3.1-8"}, ["analyze", "llama-3.1-8"]),
         # an unknown chip
         ({"hardware": "h100-sxn"}, ["analyze", "--hardware", "h100-sxn"]),
-        # a usage error from the parser: clap's first line and the command's --help
-        ({"batch": "eight"}, ["analyze", "--batch", "eight"]),
-        # a negative number
-        ({"batch": -1}, ["analyze", "--batch", "-1"]),
-        # an unknown flag
-        ({"no_such_flag": 3}, ["analyze", "--no-such-flag", "3"]),
+        # a batch the workload refuses
+        ({"batch": 0}, ["analyze", "--batch", "0"]),
         # a model that does not fit its layout
         ({"model": "llama-3.1-8b", "tp": 3}, ["analyze", "llama-3.1-8b", "--tp", "3"]),
     ],
@@ -41,6 +37,50 @@ def test_bad_input_raises_the_cli_message_and_hint(cli, kwargs, argv):
     assert isinstance(e, ValueError)
     assert (e.message, e.hint, e.code) == (message, hint, code)
     assert str(e) == f"error: {message}" + (f"\nhint: {hint}" if hint else "")
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        # a value of the wrong type, a negative count, an unknown keyword, an unknown name
+        ({"batch": "eight"}, "batch"),
+        ({"batch": -1}, "batch"),
+        ({"no_such_flag": 3}, "no_such_flag"),
+        ({"precision": "fp7"}, "precision"),
+        ({"tp": 0}, "tp"),
+    ],
+)
+def test_a_refused_field_is_named(kwargs, field):
+    """The typed request refuses what the command line would, naming the keyword."""
+    with pytest.raises(roofline.RooflineError) as info:
+        roofline.analyze(**kwargs)
+    e = info.value
+    assert isinstance(e, ValueError)
+    assert e.field == field
+    assert f"`{field}`" in e.message
+    assert e.code == 2 and e.hint
+    assert str(e) == f"error: {e.message}\nhint: {e.hint}"
+
+
+def test_a_dict_model_and_chip_write_no_file(monkeypatch, cli):
+    """A dict model and a dict chip go inline in the request: no temporary file is made."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a temporary file was made")
+
+    for name in ("NamedTemporaryFile", "mkstemp", "mkdtemp", "TemporaryDirectory"):
+        monkeypatch.setattr(tempfile, name, refuse)
+    config = json.loads((CATALOG / "models" / "llama-2-7b.json").read_text())
+    table = tomllib.loads((CATALOG / "hardware" / "a6000.toml").read_text())
+    doc = roofline.analyze(config, table, stage="decode")
+    expected = cli.json(["analyze", "llama-2-7b", "--hardware", "a6000", "--stage", "decode",
+                         "--batch", "8", "--context", "4096"])
+    assert doc["stages"] == expected["stages"]
+    assert doc["headline"] == expected["headline"]
+    # A config the reader refuses names the keyword, not a file.
+    with pytest.raises(roofline.RooflineError) as info:
+        roofline.analyze({"hidden_size": 64})
+    assert info.value.field == "model"
+    assert "`model`" in info.value.message
 
 
 def test_a_missing_required_flag(cli):

@@ -3,10 +3,12 @@
 //! The command line as a library: flags become typed values once (`args`), each command calls
 //! the libraries (`commands`), and any error rises to [`main_with`] to be printed once and
 //! turned into an exit code: 0 success, 2 bad input or usage (as clap does), 1 internal fault.
-//! [`run_captured`] runs a command in-process and returns its output or its error (message and
-//! hint): what the Python bindings and the local page call, so that they answer with the CLI's
-//! own documents and errors.
+//! [`api`] is the typed API: a request type per command and a function from it to the command's
+//! JSON document (`analyze` so far), what the CLI's `analyze`, the local page and Python's
+//! `roofline.analyze` call. [`run_captured`] runs any command in-process from its argv and
+//! returns its output or its error (message and hint): what the other Python functions call.
 
+pub mod api;
 mod args;
 mod commands;
 mod error;

@@ -144,13 +144,27 @@ pub fn parse_config(text: &str, origin: &str, name: &str) -> Result<Transformer,
         InputError::new(format!("{origin}: malformed JSON: {e}"))
             .with_hint("a Hugging Face config.json is one JSON object; check the file is complete")
     })?;
+    parse_config_value(&value, origin, name)
+}
+
+/// Reads a `config.json` already parsed into JSON (`value`, a Hugging Face config given inline)
+/// into a [`Transformer`] called `name`, as [`parse_config`] reads its text; the file system is
+/// not touched. `origin` names the config in errors.
+///
+/// # Errors
+/// A value that is not a JSON object, and every error of [`parse_config`] but malformed JSON.
+pub fn parse_config_value(
+    value: &Value,
+    origin: &str,
+    name: &str,
+) -> Result<Transformer, InputError> {
     let Value::Object(obj) = value else {
         return Err(InputError::new(format!(
             "{origin}: expected a JSON object at the top level"
         ))
         .with_hint("a Hugging Face config.json is one JSON object `{ \"architectures\": [...], ... }`; pass the model's config.json, not a list or a value"));
     };
-    let cfg = Fields { obj: &obj, origin };
+    let cfg = Fields { obj, origin };
     let arch = cfg.architecture()?;
     let builder = match arch.as_str() {
         "GPT2LMHeadModel" => gpt2(&cfg, name, &arch)?,

@@ -54,13 +54,7 @@ pub fn write_analysis_with_advice(
             crate::advice::write_advice_table(advice, base, out)
         }
         Format::Json => {
-            let mut doc = crate::doc::analyze::AnalyzeDoc::of(report);
-            doc.advice = Some(
-                advice
-                    .iter()
-                    .map(|a| crate::advice::StageAdviceDoc::of(a, base))
-                    .collect(),
-            );
+            let doc = crate::doc::analyze::AnalyzeDoc::with_advice(report, advice, base);
             crate::doc::write_json(&doc, out)
         }
         Format::Csv => write_csv(report, out),

@@ -24,6 +24,23 @@ pub struct ParallelReport<'a> {
     pub stages: &'a [ParallelStage],
 }
 
+impl AnalyzeParallelDoc {
+    /// The document of `report`.
+    pub fn of(report: &ParallelReport<'_>) -> Self {
+        AnalyzeParallelDoc {
+            schema_version: SchemaVersion,
+            model: report.model.name.clone(),
+            system: report.system.id.clone(),
+            chip: report.system.chip.id.clone(),
+            system_devices: report.system.devices(),
+            headline: crate::headline::HeadlineDoc::of(
+                &roofline_core::serve::headline::of_parallel(report.stages),
+            ),
+            stages: report.stages.iter().map(ParallelStageDoc::of).collect(),
+        }
+    }
+}
+
 /// Writes `report` in `format` to `out`.
 ///
 /// # Errors
@@ -35,20 +52,7 @@ pub fn write_parallel(
 ) -> Result<(), WriteError> {
     match format {
         Format::Table => write_table(report, out),
-        Format::Json => {
-            let doc = AnalyzeParallelDoc {
-                schema_version: SchemaVersion,
-                model: report.model.name.clone(),
-                system: report.system.id.clone(),
-                chip: report.system.chip.id.clone(),
-                system_devices: report.system.devices(),
-                headline: crate::headline::HeadlineDoc::of(
-                    &roofline_core::serve::headline::of_parallel(report.stages),
-                ),
-                stages: report.stages.iter().map(ParallelStageDoc::of).collect(),
-            };
-            crate::doc::write_json(&doc, out)
-        }
+        Format::Json => crate::doc::write_json(&AnalyzeParallelDoc::of(report), out),
         Format::Csv => write_csv(report, out),
     }
 }

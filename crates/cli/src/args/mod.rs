@@ -18,7 +18,7 @@ mod serve_sim;
 mod sweep;
 pub(crate) mod train;
 mod ui;
-mod values;
+pub(crate) mod values;
 
 pub use analyze::AnalyzeArgs;
 pub use common::FormatArg;

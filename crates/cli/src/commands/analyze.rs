@@ -1,22 +1,15 @@
 //! `roofline analyze`.
 
+use crate::api::analyze::{self as api, Single};
+use crate::api::{AnalyzeRequest, ChipInput, MemoryReserve, ModelInput, StageChoice};
+use crate::args::common::StageArg;
 use crate::args::AnalyzeArgs;
 use crate::error::CliError;
-use roofline_core::analysis::analyze;
-use roofline_core::workload::{Precisions, Stage, Workload};
-use roofline_inputs::config::load_model;
-use roofline_inputs::hardware::find_device;
+use roofline_core::workload::Precisions;
 use roofline_report::advice::Arg;
-use roofline_report::analysis::{write_analysis, AnalyzeReport};
+use roofline_report::analysis::write_analysis;
+use roofline_report::Format;
 use std::io::Write;
-
-/// The model, chip and per-stage analyses `analyze` (and `report`) work from.
-pub(crate) struct Prepared {
-    pub model: roofline_core::model::Transformer,
-    pub device: roofline_core::device::Device,
-    pub precisions: Precisions,
-    pub analyses: Vec<roofline_core::analysis::StageAnalysis>,
-}
 
 pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if a.parallel.any() {
@@ -40,152 +33,85 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
             ));
         }
     }
-    let Prepared {
-        model,
-        device,
-        precisions,
-        analyses,
-    } = prepare(a)?;
-    let report = AnalyzeReport {
-        model: &model,
-        device: &device,
-        stages: &analyses,
-    };
-    let fusion = match a.fusion {
-        Some(preset) => Some(
-            analyses
-                .iter()
-                .map(|s| {
-                    roofline_core::fusion::compare_preset(
-                        &s.graph,
-                        preset,
-                        precisions.act,
-                        &device,
-                        device.kernel_launch(),
-                    )
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(roofline_core::analysis::AnalysisError::from)?,
-        ),
-        None => None,
-    };
+    // One computation for every front end: the typed API's.
+    let s = api::single(&request(a))?;
     if let Some(path) = &a.plot.plot {
         super::plot::plot_analysis(
             path,
             (a.plot.force, a.plot.all_roofs),
-            &model,
-            &device,
-            &analyses,
-            fusion.as_deref().unwrap_or(&[]),
+            &s.model,
+            &s.device,
+            &s.analyses,
+            s.fusion.as_deref().unwrap_or(&[]),
         )?;
     }
+    let format = a.format.format.into();
     if let Some(path) = &a.profile {
-        return super::import::write_profile_join(path, &analyses, a.format.format.into(), out);
+        return super::import::write_profile_join(path, &s.analyses, format, out);
     }
     if let Some(name) = &a.explain {
-        return super::plot::explain_analysis(
-            name,
-            &model,
-            &device,
-            &analyses,
-            a.format.format.into(),
-            out,
-        );
+        return super::plot::explain_analysis(name, &s.model, &s.device, &s.analyses, format, out);
     }
-    if let Some(fusion) = &fusion {
-        roofline_report::fusion::write_analysis_with_fusion(
-            &report,
-            fusion,
-            a.format.format.into(),
-            out,
-        )?;
+    if format == Format::Json {
+        roofline_report::doc::write_json(&s.document(), out)?;
         return Ok(());
     }
-    if a.advice {
-        let advice = roofline_core::serve::advice::advise(
-            &model,
-            &analyses,
-            &device,
-            a.reserve.memory_reserve,
-        );
+    let report = s.report();
+    if let Some(fusion) = &s.fusion {
+        roofline_report::fusion::write_analysis_with_fusion(&report, fusion, format, out)?;
+    } else if let Some(advice) = &s.advice {
         roofline_report::analysis::write_analysis_with_advice(
-            &report,
-            &advice,
-            &command_args(a),
-            a.format.format.into(),
-            out,
+            &report, advice, &s.command, format, out,
         )?;
-        return Ok(());
+    } else {
+        write_analysis(&report, format, out)?;
     }
-    write_analysis(&report, a.format.format.into(), out)?;
     Ok(())
+}
+
+/// The typed request the flags give (the output flags are the CLI's own).
+pub(crate) fn request(a: &AnalyzeArgs) -> AnalyzeRequest {
+    let p = &a.precisions;
+    AnalyzeRequest {
+        model: ModelInput::Id(a.model.clone()),
+        hardware: ChipInput::Id(a.hardware.clone()),
+        system: a.parallel.system.clone(),
+        stage: match a.stage {
+            StageArg::Prefill => StageChoice::Prefill,
+            StageArg::Decode => StageChoice::Decode,
+            StageArg::Both => StageChoice::Both,
+        },
+        batch: a.batch,
+        seq_len: a.seq_len,
+        context: a.context,
+        precision: p.precision,
+        weight_precision: p.weight_precision,
+        kv_precision: p.kv_precision,
+        group_size: p.group_size,
+        scale_precision: p.scale_precision,
+        zero_point_precision: p.zero_point_precision,
+        w8a8: p.w8a8,
+        flash_attention: a.attention.on(),
+        logits: a.logits.into(),
+        memory_reserve: MemoryReserve(a.reserve.memory_reserve),
+        devices: a.parallel.devices,
+        tp: a.parallel.tp,
+        pp: a.parallel.pp,
+        sequence_parallel: a.parallel.sequence_parallel,
+        ep: a.parallel.ep,
+        expert_imbalance: a.parallel.expert_imbalance,
+        cp: a.parallel.cp,
+        fusion: a.fusion,
+        advice: a.advice,
+        launch_overhead: a.launch_overhead,
+    }
 }
 
 /// The current command line as `roofline analyze` takes it: the model, the chip and the
 /// workload always, every other flag where it differs from its default (the parallel,
 /// output and `--advice` flags left out); what each "what to change" command starts from.
 pub(crate) fn command_args(a: &AnalyzeArgs) -> Vec<Arg> {
-    use crate::args::common::{LogitsArg, StageArg};
-    use roofline_core::memory::Reserve;
-    use roofline_core::precision::Precision;
-    let mut v = vec![Arg::model(&a.model), Arg::value("--hardware", &a.hardware)];
-    match a.stage {
-        StageArg::Prefill => v.push(Arg::value("--stage", "prefill")),
-        StageArg::Decode => v.push(Arg::value("--stage", "decode")),
-        StageArg::Both => {}
-    }
-    v.push(Arg::value("--batch", a.batch));
-    if a.stage != StageArg::Decode {
-        v.push(Arg::value("--seq-len", a.seq_len));
-    }
-    if a.stage != StageArg::Prefill {
-        v.push(Arg::value("--context", a.context));
-    }
-    if a.precisions.precision != Precision::Bf16 {
-        v.push(Arg::value("--precision", a.precisions.precision));
-    }
-    if let Some(p) = a.precisions.weight_precision {
-        v.push(Arg::value("--weight-precision", p));
-    }
-    if let Some(p) = a.precisions.kv_precision {
-        v.push(Arg::value("--kv-precision", p));
-    }
-    if let Some(g) = a.precisions.group_size {
-        v.push(Arg::value("--group-size", g));
-    }
-    if a.precisions.scale_precision != Precision::Fp16 {
-        v.push(Arg::value(
-            "--scale-precision",
-            a.precisions.scale_precision,
-        ));
-    }
-    if let Some(p) = a.precisions.zero_point_precision {
-        v.push(Arg::value("--zero-point-precision", p));
-    }
-    if a.precisions.w8a8 {
-        v.push(Arg::switch("--w8a8"));
-    }
-    if !a.attention.on() {
-        v.push(Arg::switch("--no-flash-attention"));
-    }
-    if a.logits == LogitsArg::All {
-        v.push(Arg::value("--logits", "all"));
-    }
-    match a.reserve.memory_reserve {
-        r if r == Reserve::DEFAULT => {}
-        Reserve::Fraction(f) => v.push(Arg::value("--memory-reserve", format!("{}%", f * 100.0))),
-        Reserve::Bytes(b) => v.push(Arg::value("--memory-reserve", b.get())),
-    }
-    if let Some(l) = a.launch_overhead {
-        v.push(Arg::value("--launch-overhead", format!("{l:e}")));
-    }
-    v
-}
-
-/// The precisions the flags give: `--precision` for all three, overridden per tensor kind, with
-/// group-wise scale bytes and W8A8.
-pub(crate) fn precisions(a: &AnalyzeArgs) -> Result<Precisions, CliError> {
-    precisions_of(&a.precisions)
+    crate::api::command::command_args(&request(a))
 }
 
 /// The precisions `--precision`, `--weight-precision`, `--kv-precision`, `--group-size`,
@@ -231,30 +157,7 @@ pub(crate) fn precisions_of(a: &crate::args::PrecisionArgs) -> Result<Precisions
     .with_gemm(a.w8a8.then_some(roofline_core::precision::Precision::Int8)))
 }
 
-/// Reads the model and chip and analyses each stage the flags ask for.
-pub(crate) fn prepare(a: &AnalyzeArgs) -> Result<Prepared, CliError> {
-    let model = load_model(&a.model)?;
-    let mut device = find_device(&a.hardware)?;
-    if let Some(l) = a.launch_overhead {
-        device.launch_overhead =
-            roofline_core::cited::Cited::new(roofline_core::units::Seconds(l), "--launch-overhead");
-    }
-    let precisions = precisions(a)?;
-    let stages: &[Stage] = a.stage.stages();
-    let analyses = stages
-        .iter()
-        .map(|&stage| {
-            let w = Workload::new(stage, a.batch, a.seq_len, a.context)
-                .with_precisions(precisions)
-                .flash_attention(a.attention.on())
-                .with_logits(a.logits.into());
-            analyze(&model, &w, &device, a.reserve.memory_reserve)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Prepared {
-        model,
-        device,
-        precisions,
-        analyses,
-    })
+/// Reads the model and chip and analyses each stage the flags ask for (no fusion, no advice).
+pub(crate) fn prepare(a: &AnalyzeArgs) -> Result<Single, CliError> {
+    Ok(crate::api::analyze::prepare(&request(a))?)
 }

@@ -6,13 +6,10 @@ use crate::error::CliError;
 use roofline_core::comm::collective::{CollectiveError, Tier};
 use roofline_core::comm::{System, SystemError};
 use roofline_core::model::Transformer;
-use roofline_core::parallel::{
-    analyze_parallel, Layout, LayoutError, ParallelAnalysisError, ParallelError,
-};
-use roofline_core::workload::{Stage, Workload};
-use roofline_inputs::config::load_model;
+use roofline_core::parallel::{Layout, LayoutError, ParallelAnalysisError, ParallelError};
+use roofline_core::workload::Workload;
 use roofline_inputs::hardware::find_device;
-use roofline_report::parallel::{write_parallel, ParallelReport};
+use roofline_report::parallel::write_parallel;
 use std::io::Write;
 
 /// The flags a parallel analysis does not combine with yet.
@@ -180,6 +177,19 @@ pub(crate) fn system_of(f: &Flags<'_>, default_devices: u64) -> Result<System, C
         return load_system(name);
     }
     let chip = find_device(f.hardware)?;
+    system_with(f, Some(chip), default_devices)
+}
+
+/// As [`system_of`], with the chip of `--hardware` already read (`None` with `--system`).
+pub(crate) fn system_with(
+    f: &Flags<'_>,
+    chip: Option<roofline_core::device::Device>,
+    default_devices: u64,
+) -> Result<System, CliError> {
+    let chip = match (f.system, chip) {
+        (None, Some(chip)) => chip,
+        _ => return system_of(f, default_devices),
+    };
     let devices = f.devices.map_or(default_devices, u64::from);
     System::of_chip(&chip, devices).map_err(|e| system_error(&e, f, None))
 }
@@ -330,22 +340,21 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some(path) = &a.plot.plot {
         super::plot::check_plot_path(path, a.plot.force)?;
     }
-    let (model, system, analyses) = prepare(a)?;
+    // One computation for every front end: the typed API's.
+    let p = crate::api::analyze::parallel(&super::analyze::request(a))?;
     if let Some(path) = &a.plot.plot {
         super::plot::plot_parallel(
             path,
             (a.plot.force, a.plot.all_roofs),
-            &model,
-            &system,
-            &analyses,
+            &p.model,
+            &p.system,
+            &p.analyses,
         )?;
     }
-    let report = ParallelReport {
-        model: &model,
-        system: &system,
-        stages: &analyses,
-    };
-    write_parallel(&report, a.format.format.into(), out)?;
+    match a.format.format.into() {
+        roofline_report::Format::Json => roofline_report::doc::write_json(&p.document(), out)?,
+        format => write_parallel(&p.report(), format, out)?,
+    }
     Ok(())
 }
 
@@ -361,48 +370,6 @@ pub(crate) fn prepare(
     ),
     CliError,
 > {
-    let model = load_model(&a.model)?;
-    let p = &a.parallel;
-    let layout = p.layout();
-    check_layout(&layout, &model)?;
-    let lay = layout_flags(&layout);
-    let flags = Flags {
-        system: p.system.as_deref(),
-        devices: p.devices,
-        hardware: &a.hardware,
-        hardware_default: crate::args::common::DEFAULT_CHIP,
-        takes_devices: true,
-        layout: &lay,
-    };
-    let precisions = super::analyze::precisions(a)?;
-    let stages: &[Stage] = a.stage.stages();
-    let workloads: Vec<Workload> = stages
-        .iter()
-        .map(|&stage| {
-            Workload::new(stage, a.batch, a.seq_len, a.context)
-                .with_precisions(precisions)
-                .flash_attention(a.attention.on())
-                .with_logits(a.logits.into())
-        })
-        .collect();
-    // A layout the workload does not take (context parallelism in decode) names its flag
-    // before any system is built.
-    for w in &workloads {
-        if w.validate().is_ok() {
-            check_workload(&layout, &model, w)?;
-        }
-    }
-    let mut system = system_of(&flags, layout.devices())?;
-    if let Some(l) = a.launch_overhead {
-        system.chip.launch_overhead =
-            roofline_core::cited::Cited::new(roofline_core::units::Seconds(l), "--launch-overhead");
-    }
-    let analyses = workloads
-        .iter()
-        .map(|w| {
-            analyze_parallel(&model, w, &system, layout, a.reserve.memory_reserve)
-                .map_err(|e| parallel_error(e, &flags, &system))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((model, system, analyses))
+    let p = crate::api::analyze::parallel(&super::analyze::request(a))?;
+    Ok((p.model, p.system, p.analyses))
 }

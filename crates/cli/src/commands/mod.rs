@@ -1,7 +1,7 @@
 //! One function per command: typed flags in, library calls, a writer out.
 
-mod analyze;
-mod analyze_parallel;
+pub(crate) mod analyze;
+pub(crate) mod analyze_parallel;
 mod collective;
 mod fuse;
 mod generate;
@@ -12,7 +12,7 @@ mod measure_kernels;
 mod mfu;
 mod op;
 mod plan;
-mod plot;
+pub(crate) mod plot;
 mod report;
 mod serve_sim;
 mod sweep;

@@ -2,7 +2,8 @@
 //! with the parallel flags (`--system`, `--tp` …, as `analyze` takes them), the page of one
 //! device of the layout.
 
-use super::analyze::{prepare, Prepared};
+use super::analyze::prepare;
+use crate::api::analyze::Single;
 use crate::args::ReportArgs;
 use crate::error::{CliError, Kind};
 use crate::output::{check_output, distinct_outputs, write_output};
@@ -44,7 +45,7 @@ pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         distinct_outputs(&[("--out", &a.out), ("--plot", p)])?;
         super::plot::check_plot_path(p, force)?;
     }
-    let Prepared {
+    let Single {
         model,
         device,
         analyses,

@@ -1,8 +1,9 @@
 //! `roofline ui`: a local page over `analyze`, and the JSON API it calls.
 //!
 //! The page (HTML, CSS and JavaScript, embedded in the binary) draws what the API answers; the
-//! API runs the CLI's own commands in-process ([`crate::run_captured`]) with the argv a request's
-//! settings give, so every number and every error is the CLI's. The server is axum on a
+//! API reads a request's settings into the typed request of `analyze` and calls the typed API
+//! ([`crate::api`]), the computation the CLI runs, so every number and every error is the
+//! CLI's; the listings run their command in-process ([`crate::run_captured`]). The server is axum on a
 //! current-thread tokio runtime, listening on this machine only unless `--host` says otherwise.
 
 mod api;

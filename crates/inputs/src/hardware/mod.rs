@@ -82,7 +82,7 @@ mod tests;
 mod to_toml;
 
 pub use catalog::{catalog, catalog_ids, find_device};
-pub use parse::parse_device;
+pub use parse::{parse_device, parse_device_value};
 pub use system::{
     find_chip_or_system, is_system_id, load_system, parse_system, system_ids, systems, ChipOrSystem,
 };

@@ -212,10 +212,28 @@ fn checked_link(
 ///   1e6..=1e15 B/s or its latency outside 1 ns..=10 ms, an empty name or source, or more than
 ///   one GPU per node with neither a `scale_up` nor a `pcie` tier.
 pub fn parse_device(text: &str, origin: &str) -> Result<Device, InputError> {
-    let mut file: DeviceFile = toml::from_str(text).map_err(|e| {
+    let file: DeviceFile = toml::from_str(text).map_err(|e| {
         InputError::new(format!("{origin}: {}", e.to_string().trim_end())).with_hint(SCHEMA_HINT)
     })?;
+    checked_device(file, origin)
+}
 
+/// A chip given inline as JSON (`value`: the chip file's tables and keys, as serde reads the
+/// TOML of [`parse_device`]), checked as [`parse_device`] checks a file; the file system is not
+/// touched. `origin` names the chip in errors.
+///
+/// # Errors
+/// As [`parse_device`]: a field missing, unknown or of the wrong type (serde's message), or a
+/// value out of its range.
+pub fn parse_device_value(value: serde_json::Value, origin: &str) -> Result<Device, InputError> {
+    let file: DeviceFile = serde_json::from_value(value).map_err(|e| {
+        InputError::new(format!("{origin}: {}", e.to_string().trim_end())).with_hint(SCHEMA_HINT)
+    })?;
+    checked_device(file, origin)
+}
+
+/// The checks of every figure of a chip file read by serde.
+fn checked_device(mut file: DeviceFile, origin: &str) -> Result<Device, InputError> {
     if file.id.trim().is_empty() {
         return Err(InputError::new(format!("{origin}: field `id` is empty"))
             .with_hint("give the chip a short lowercase id, e.g. `id = \"my-gpu\"`"));

@@ -323,6 +323,18 @@ impl AnalyzeDoc {
         }
     }
 
+    /// The document of `r` with "what to change" per stage (`analyze --advice`), each change's
+    /// command built from `base`, the command line analysed.
+    pub fn with_advice(
+        r: &AnalyzeReport<'_>,
+        advice: &[roofline_core::serve::advice::StageAdvice],
+        base: &[crate::advice::Arg],
+    ) -> Self {
+        let mut doc = Self::of(r);
+        doc.advice = Some(advice.iter().map(|a| StageAdviceDoc::of(a, base)).collect());
+        doc
+    }
+
     /// The document of `r` with the fusion comparison of each stage (in the order of the
     /// stages; a stage without one is left out).
     pub fn with_fusion(r: &AnalyzeReport<'_>, fusion: &[FusionComparison]) -> AnalyzeFusionDoc {
