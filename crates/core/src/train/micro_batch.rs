@@ -29,7 +29,7 @@ use crate::graph::{Grad, Node, OpGraph, Pass, Role, Span};
 use crate::model::Transformer;
 use crate::ops::{Compute, Op, Softmax};
 use crate::parallel::{analyze_parallel, Layout, ParallelAnalysisError};
-use crate::pricing::Efficiency;
+use crate::pricing::{Efficiency, Pricing};
 use crate::units::{to_f64, Flop, FlopPerSec};
 use crate::workload::{Logits, Precisions, Stage, Workload};
 use std::fmt;
@@ -265,27 +265,20 @@ fn piece(node: &Node, row: &OpRow, dense: FlopPerSec, eff: &Efficiency) -> Piece
     } else {
         0.0
     };
-    let memory = |bytes: f64| bytes / (row.roof.bandwidth.get() * eff.memory);
-    let (time, reason) = match (row.compute, row.link()) {
-        (Compute::Network, Some(link)) => (
-            eff.link_time(link.latency, link.transfer).get(),
-            communication_reason(row.role),
-        ),
-        (Compute::Network, None) => (0.0, communication_reason(row.role)),
-        (Compute::Matrix(_), _) => {
-            let share = eff.compute_share(row.role, row.compute);
-            let compute = flops / (row.peak().get() * share);
-            let mem = memory(row.cost.bytes().get());
-            if mem > compute {
-                (mem, Reason::MemoryBound)
+    // Priced as every command prices a node ([`crate::pricing::Pricing::row_time`]); the
+    // reason its time is lost to follows from which roof bounds it.
+    let time = Pricing::Estimate(eff).row_time(row).get();
+    let reason = match row.compute {
+        Compute::Network => communication_reason(row.role),
+        Compute::Matrix(_) => {
+            let memory = row.cost.bytes().get() / (row.roof.bandwidth.get() * eff.memory);
+            if memory >= time {
+                Reason::MemoryBound
             } else {
-                (compute, Reason::MatmulBelowPeak)
+                Reason::MatmulBelowPeak
             }
         }
-        (Compute::Vector, _) => (
-            (flops / (row.peak().get() * eff.vector)).max(memory(row.cost.bytes().get())),
-            Reason::NonMatmul,
-        ),
+        Compute::Vector => Reason::NonMatmul,
     };
     // The bound has no launch cost: launches are the estimate's named addend
     // ([`crate::pricing`]).
