@@ -125,18 +125,9 @@ pub struct HardwareShowDoc {
 /// roof real kernels reach, 0.01 to 1.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct EfficiencyDoc {
-    /// Of the dense peak of a GEMM's precision (bf16, fp16, tf32, fp32, integer formats).
-    pub matmul: f64,
-    /// Of the fp8 dense peak, for an fp8 GEMM.
-    pub matmul_fp8: f64,
-    /// Of the matrix peak, for an attention kernel's matrix work.
-    pub attention: f64,
-    /// Of the vector peak, for vector work's FLOPs.
-    pub vector: f64,
-    /// Of the main-memory bandwidth, for a memory-bound kernel.
-    pub memory: f64,
-    /// Of a link's bandwidth, for a collective's transfer.
-    pub network: f64,
+    /// The shares, one field each.
+    #[serde(flatten)]
+    pub shares: roofline_core::pricing::Efficiency,
     /// Where the shares come from: the chip's own measurements, or the published shares every
     /// chip without its own takes.
     pub source: String,
@@ -145,14 +136,8 @@ pub struct EfficiencyDoc {
 impl EfficiencyDoc {
     /// The shares of `d` ([`Device::efficiency`], [`Device::efficiency_source`]).
     pub fn of(d: &Device) -> Self {
-        let e = d.efficiency();
         EfficiencyDoc {
-            matmul: e.matmul,
-            matmul_fp8: e.matmul_fp8,
-            attention: e.attention,
-            vector: e.vector,
-            memory: e.memory,
-            network: e.network,
+            shares: d.efficiency(),
             source: d.efficiency_source().to_string(),
         }
     }
