@@ -387,7 +387,10 @@ def analyze(
         raise TypeError("format is always json here: use roofline.run for another")
     if _ANALYZE_ARGV_ONLY.intersection(flags) or isinstance(system, Mapping):
         # Output flags (a derivation, a plot, a profile join) and a system given as a dict:
-        # the command line, as before the typed call.
+        # the command line, as before the typed call. A prefill takes no context (the CLI
+        # refuses a decode length without a decode stage).
+        if stage == "prefill":
+            named.pop("context")
         return _document(
             ["analyze"], model, no_flash_attention=not flash_attention, **named, **flags
         )

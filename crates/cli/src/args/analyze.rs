@@ -20,12 +20,12 @@ pub struct AnalyzeArgs {
     /// Sequences processed together.
     #[arg(long, default_value_t = 1)]
     pub batch: u64,
-    /// Prefill: prompt tokens per sequence.
-    #[arg(long, default_value_t = 2048)]
-    pub seq_len: u64,
-    /// Decode: tokens already in the KV cache per sequence.
-    #[arg(long, default_value_t = 2048)]
-    pub context: u64,
+    /// Prefill: prompt tokens per sequence (2048 when not given).
+    #[arg(long)]
+    pub seq_len: Option<u64>,
+    /// Decode: tokens already in the KV cache per sequence (2048 when not given).
+    #[arg(long)]
+    pub context: Option<u64>,
     #[command(flatten)]
     pub precisions: super::PrecisionArgs,
     #[command(flatten)]

@@ -80,8 +80,8 @@ pub struct PlanArgs {
     pub top: u32,
     /// With --stage train: the policies the search may choose (`all`, or what Megatron-LM ran
     /// in its published runs: `megatron-2021`, `megatron-2022`).
-    #[arg(long, value_enum, default_value_t = PlanPolicies::All)]
-    pub policies: PlanPolicies,
+    #[arg(long, value_enum)]
+    pub policies: Option<PlanPolicies>,
     #[command(flatten)]
     pub reserve: ReserveArg,
     #[command(flatten)]

@@ -83,9 +83,9 @@ pub struct SweepArgs {
     /// TPOT (and TTFT), bound and estimate, the Pareto front marked (`--plot` draws it).
     #[arg(long)]
     pub pareto: bool,
-    /// With --pareto: output tokens per request (N).
-    #[arg(long, default_value_t = 256, value_parser = super::values::parse_positive)]
-    pub generate: u64,
+    /// With --pareto: output tokens per request (N; 256 when not given).
+    #[arg(long, value_parser = super::values::parse_positive)]
+    pub generate: Option<u64>,
     /// With --pareto: the TPOT target (`50ms`): the best throughput that meets it.
     #[arg(long, allow_hyphen_values = true, value_parser = super::values::parse_step_time)]
     pub slo_tpot: Option<f64>,

@@ -12,6 +12,7 @@ use roofline_report::Format;
 use std::io::Write;
 
 pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    check_stage_flags(a)?;
     if a.parallel.any() {
         return super::analyze_parallel::run(a, out);
     }
@@ -69,6 +70,22 @@ pub fn run(a: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Refuses a length flag of the stage not analysed: `--context` with `--stage prefill`, and
+/// `--seq-len` with `--stage decode`.
+pub(crate) fn check_stage_flags(a: &AnalyzeArgs) -> Result<(), CliError> {
+    let (flag, stage, other) = match a.stage {
+        StageArg::Prefill if a.context.is_some() => ("--context", "prefill", "decode"),
+        StageArg::Decode if a.seq_len.is_some() => ("--seq-len", "decode", "prefill"),
+        _ => return Ok(()),
+    };
+    Err(CliError::bad_input(
+        format!("`{flag}` is the {other} stage's length: it does not apply to `--stage {stage}`"),
+        Some(format!(
+            "drop {flag}, or give --stage {other} (or both) to analyse that stage"
+        )),
+    ))
+}
+
 /// The typed request the flags give (the output flags are the CLI's own).
 pub(crate) fn request(a: &AnalyzeArgs) -> AnalyzeRequest {
     let p = &a.precisions;
@@ -82,8 +99,8 @@ pub(crate) fn request(a: &AnalyzeArgs) -> AnalyzeRequest {
             StageArg::Both => StageChoice::Both,
         },
         batch: a.batch,
-        seq_len: a.seq_len,
-        context: a.context,
+        seq_len: a.seq_len.unwrap_or(AnalyzeRequest::default().seq_len),
+        context: a.context.unwrap_or(AnalyzeRequest::default().context),
         precision: p.precision,
         weight_precision: p.weight_precision,
         kv_precision: p.kv_precision,

@@ -13,18 +13,19 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if a.stage == PlanStage::Train {
         return super::train_plan::run(a, out);
     }
-    if let Some(g) = a.global_batch {
+    let stage = if a.stage == PlanStage::Prefill {
+        "prefill"
+    } else {
+        "decode"
+    };
+    let train_only = [
+        ("--global-batch", a.global_batch.is_some()),
+        ("--policies", a.policies.is_some()),
+    ];
+    if let Some((flag, _)) = train_only.iter().find(|(_, given)| *given) {
         return Err(CliError::bad_input(
-            format!(
-                "`--global-batch {g}`: a training step's sequences; it does not apply to \
-                 `--stage {}`",
-                if a.stage == PlanStage::Prefill {
-                    "prefill"
-                } else {
-                    "decode"
-                }
-            ),
-            Some("give --stage train to plan a training step, or --batch for serving".into()),
+            format!("`{flag}` is a training plan's: it does not apply to `--stage {stage}`"),
+            Some("give --stage train to plan a training step, or drop it to plan serving".into()),
         ));
     }
     require_devices(a)?;

@@ -36,6 +36,7 @@ fn check_html(path: &std::path::Path) -> Result<(), CliError> {
 
 pub fn run(a: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
     check_html(&a.out)?;
+    super::analyze::check_stage_flags(&a.analyze)?;
     if a.analyze.parallel.any() {
         return run_parallel(a, out);
     }

@@ -24,6 +24,7 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ("--slo-tpot", a.slo_tpot.is_some()),
         ("--slo-ttft", a.slo_ttft.is_some()),
         ("--cuda-graphs", a.cuda_graphs),
+        ("--generate", a.generate.is_some()),
     ];
     if let Some((flag, _)) = pareto_only.iter().find(|(_, on)| *on) {
         return Err(CliError::bad_input(

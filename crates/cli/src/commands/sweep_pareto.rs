@@ -48,7 +48,7 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let prompt = a.seq_len.0.first().copied().unwrap_or(2048);
     let request = Request {
         prompt,
-        generate: a.generate,
+        generate: a.generate.unwrap_or(256),
         batch: 1,
         cached_prefix: 0,
     };

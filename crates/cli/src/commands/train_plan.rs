@@ -34,7 +34,7 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
         precisions: super::plan::precisions(a),
         flash_attention: a.attention.on(),
         reserve: a.reserve.memory_reserve,
-        ..match a.policies {
+        ..match a.policies.unwrap_or(PlanPolicies::All) {
             PlanPolicies::All => TrainingPlanOptions::default(),
             PlanPolicies::Megatron2021 => TrainingPlanOptions::megatron_2021(),
             PlanPolicies::Megatron2022 => TrainingPlanOptions::megatron_2022(),
