@@ -88,7 +88,8 @@ fn edits(change: &Change, stage: Stage) -> Vec<Edit> {
             Remove("--zero-point-precision"),
         ],
         Change::TensorParallel { tp } => vec![Set(Arg::value("--tp", tp))],
-        Change::FlashAttention => vec![Set(Arg::switch("--flash-attention"))],
+        // FlashAttention is the default: the command drops the switch that turned it off.
+        Change::FlashAttention => vec![Remove("--no-flash-attention")],
         Change::CudaGraphs {
             launch_per_kernel, ..
         } => vec![
@@ -389,9 +390,11 @@ mod tests {
             command_line(&b, &Change::Fp8 { kv: Precision::Bf16 }, Stage::Decode),
             "roofline analyze llama-2-7b --hardware h100-sxm --batch 4 --precision fp8 --kv-precision bf16"
         );
+        let mut eager = base();
+        eager.push(Arg::switch("--no-flash-attention"));
         assert_eq!(
-            command_line(&b, &Change::FlashAttention, Stage::Prefill),
-            "roofline analyze llama-2-7b --hardware h100-sxm --batch 4 --weight-precision int8 --group-size 64 --flash-attention"
+            command_line(&eager, &Change::FlashAttention, Stage::Prefill),
+            "roofline analyze llama-2-7b --hardware h100-sxm --batch 4 --weight-precision int8 --group-size 64"
         );
         // 5 µs over 400 kernels: 12.5 ns a kernel, written in seconds.
         let g = Change::CudaGraphs {

@@ -206,7 +206,7 @@ fn write_table(r: &GenerateReport<'_>, out: &mut dyn Write) -> Result<(), WriteE
     writeln!(
         out,
         "estimate: η_matmul {:.3} (fp8 {:.3}, attention {:.3}), η_vector {:.3}, η_memory {:.3}, \
-         η_network {:.3} ({}); launches {}.",
+         η_network {:.3} ({}); launch and host: {}.",
         eff.matmul,
         eff.matmul_fp8,
         eff.attention,

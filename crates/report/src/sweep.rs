@@ -97,7 +97,7 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
         let p = g.precisions;
         writeln!(
             out,
-            "sweep · {} on {} ({}) · {} · weights {}, activations {}, KV cache {} · {} dense, {}, ridge {:.1} FLOP/B",
+            "sweep · {} on {} ({}) · {} · weights {}, activations {}, KV cache {}, FlashAttention {} · {} dense, {}, ridge {:.1} FLOP/B · step: the roofline bound, launches not in it",
             v.model.name,
             d.name,
             d.id,
@@ -105,6 +105,7 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
             p.weight,
             p.act,
             p.kv,
+            if v.flash_attention { "on" } else { "off" },
             human_flops_per_s(g.peak.get()),
             human_bytes_per_s(d.bandwidth().map(|b| b.get()).unwrap_or(f64::NAN)),
             g.ridge.get(),
@@ -115,7 +116,7 @@ fn write_table(v: &SweepView<'_>, out: &mut dyn Write) -> Result<(), WriteError>
             .unwrap_or_else(|| "fits".into());
         let mut t = crate::fitted_table(&[
             "batch",
-            "step time",
+            "step (bound)",
             "tokens/s",
             "time/token",
             "memory",

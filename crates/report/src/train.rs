@@ -164,7 +164,7 @@ fn write_table(r: &TrainReport<'_>, out: &mut dyn Write) -> Result<(), WriteErro
     writeln!(
         out,
         "estimate at the chip's efficiency: matmul {} (fp8 {}, attention {}), vector {}, memory \
-         {}, network {}; each kernel launched by the host ({}).",
+         {}, network {}; launch and host: one launch per kernel ({}).",
         percent(e.efficiency.matmul, 1),
         percent(e.efficiency.matmul_fp8, 1),
         percent(e.efficiency.attention, 1),

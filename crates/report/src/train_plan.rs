@@ -83,13 +83,21 @@ pub fn write_train_plan(
         Format::Table => {
             writeln!(
                 out,
-                "training plans for {} on {} ({} × {}) · {} sequences of {} tokens a step · {} candidates evaluated, {} fit in memory, {} full timelines run",
+                "training plans for {} on {} ({} × {}) · {} sequences of {} tokens a step{} · {} candidates evaluated, {} fit in memory, {} full timelines run",
                 r.model.name,
                 r.system.name,
                 s.devices,
                 r.system.chip.id,
                 s.global_batch,
                 s.seq_len,
+                s.best
+                    .first()
+                    .map(|p| format!(
+                        " · {}, FlashAttention {}",
+                        p.job.precisions.act,
+                        if p.job.flash_attention { "on" } else { "off" }
+                    ))
+                    .unwrap_or_default(),
                 s.evaluated,
                 s.fit,
                 s.simulated,

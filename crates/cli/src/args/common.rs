@@ -91,14 +91,14 @@ pub const DEFAULT_CHIP: &str = "h100-sxm";
 
 /// `--flash-attention` / `--no-flash-attention`, one switch and one default for every command:
 /// FlashAttention, as serving engines (vLLM, TensorRT-LLM, SGLang) and trainers (Megatron-LM)
-/// run attention. The last of the two given wins.
+/// run attention. Giving both is an error.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct AttentionArg {
     /// Attention as one fused FlashAttention kernel (the default).
-    #[arg(long, overrides_with = "no_flash_attention")]
+    #[arg(long, conflicts_with = "no_flash_attention")]
     pub flash_attention: bool,
     /// Attention as separate QKᵀ, softmax and S·V kernels, the scores through main memory.
-    #[arg(long, overrides_with = "flash_attention")]
+    #[arg(long)]
     pub no_flash_attention: bool,
 }
 

@@ -58,12 +58,12 @@ pub struct PlanArgs {
     /// Train: sequences per training step over every replica.
     #[arg(long, value_parser = parse_positive)]
     pub global_batch: Option<u64>,
-    /// Prefill: prompt tokens per sequence.
-    #[arg(long, default_value_t = 2048)]
-    pub seq_len: u64,
-    /// Decode: tokens already in the KV cache per sequence.
-    #[arg(long, default_value_t = 2048)]
-    pub context: u64,
+    /// Prefill and train: tokens per sequence (2048 when not given).
+    #[arg(long)]
+    pub seq_len: Option<u64>,
+    /// Decode: tokens already in the KV cache per sequence (2048 when not given).
+    #[arg(long)]
+    pub context: Option<u64>,
     /// Precision of weights, activations and KV cache.
     #[arg(long, default_value = "bf16", value_parser = parse_precision)]
     pub precision: Precision,

@@ -107,7 +107,11 @@ impl EfficiencyOverride {
         Efficiency {
             matmul: self.matmul.unwrap_or(base.matmul),
             matmul_fp8: self.matmul_fp8.unwrap_or(base.matmul_fp8),
-            attention: self.attention.unwrap_or(base.attention),
+            // Attention kernels take the matmul share where the chip's do, unless given.
+            attention: self.attention.unwrap_or(match self.matmul {
+                Some(m) if base.attention == base.matmul => m,
+                _ => base.attention,
+            }),
             vector: self.vector.unwrap_or(base.vector),
             memory: self.memory.unwrap_or(base.memory),
             network: self.network.unwrap_or(base.network),

@@ -9,7 +9,26 @@ use roofline_inputs::config::load_model;
 use roofline_report::plan::{write_plan, PlanReport};
 use std::io::Write;
 
+/// The sequence length and the context when `--seq-len` or `--context` is not given.
+pub(super) const DEFAULT_LENGTH: u64 = 2048;
+
 pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let other_stage = match a.stage {
+        PlanStage::Decode if a.seq_len.is_some() => Some(("--seq-len", "decode")),
+        PlanStage::Prefill if a.context.is_some() => Some(("--context", "prefill")),
+        PlanStage::Train if a.context.is_some() => Some(("--context", "train")),
+        _ => None,
+    };
+    if let Some((flag, stage)) = other_stage {
+        return Err(CliError::bad_input(
+            format!("`{flag}` does not apply to `--stage {stage}`"),
+            Some(
+                "--seq-len is the prompt of a prefill and a training sequence; --context the \
+                 KV cache of a decode"
+                    .into(),
+            ),
+        ));
+    }
     if a.stage == PlanStage::Train {
         return super::train_plan::run(a, out);
     }
@@ -38,9 +57,14 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
         // (train returned above)
         PlanStage::Decode | PlanStage::Train => Stage::Decode,
     };
-    let workload = Workload::new(stage, a.batch, a.seq_len, a.context)
-        .with_precisions(precisions)
-        .flash_attention(a.attention.on());
+    let workload = Workload::new(
+        stage,
+        a.batch,
+        a.seq_len.unwrap_or(DEFAULT_LENGTH),
+        a.context.unwrap_or(DEFAULT_LENGTH),
+    )
+    .with_precisions(precisions)
+    .flash_attention(a.attention.on());
     let found = search(&model, &workload, &system, a.reserve.memory_reserve)
         .map_err(|e| parallel_error(e, &flags, &system))?;
     let report = PlanReport {

@@ -20,7 +20,8 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ));
     };
     super::plan::require_devices(a)?;
-    if a.seq_len == 0 {
+    let seq_len = a.seq_len.unwrap_or(super::plan::DEFAULT_LENGTH);
+    if seq_len == 0 {
         return Err(CliError::bad_input(
             "`--seq-len` must be at least 1",
             Some("give the tokens per training sequence, e.g. --seq-len 2048".into()),
@@ -41,7 +42,7 @@ pub fn run(a: &PlanArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     };
     let devices = system.devices();
-    let found = search_training(&model, &system, devices, global_batch, a.seq_len, &options)
+    let found = search_training(&model, &system, devices, global_batch, seq_len, &options)
         .map_err(|e| match e {
             TrainingPlanError::Zero(q) => CliError::bad_input(
                 format!("`--{}` must be at least 1", q.replace('_', "-")),

@@ -101,7 +101,7 @@ impl Reason {
             Reason::PipelineCommunication => "exposed PP communication",
             Reason::PipelineBubble => "pipeline bubble",
             Reason::DataParallel => "exposed DP communication",
-            Reason::Launch => "launch overhead",
+            Reason::Launch => "launch and host",
             Reason::Recompute => "recompute and extra FLOPs (HFU − MFU)",
             Reason::Unexplained => "unexplained (measured − predicted)",
         }
