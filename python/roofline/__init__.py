@@ -355,7 +355,7 @@ def analyze(
         hardware: chip id, chip .toml path, or chip dict.
         stage: ``"prefill"``, ``"decode"`` or ``"both"``.
         batch: sequences processed together.
-        context: decode: tokens already in the KV cache per sequence.
+        context: decode: tokens already in the KV cache per sequence (not sent with a prefill).
         tp: tensor-parallel degree.
         seq_len: prefill: prompt tokens per sequence (CLI default 2048).
         precision: weights, activations and KV cache (``"bf16"``, ``"fp8"``, ``"int4"``, …).
@@ -385,12 +385,12 @@ def analyze(
     )
     if "format" in flags:
         raise TypeError("format is always json here: use roofline.run for another")
+    if stage == "prefill":
+        # A prefill takes no context: the CLI refuses a decode length without a decode stage.
+        named.pop("context")
     if _ANALYZE_ARGV_ONLY.intersection(flags) or isinstance(system, Mapping):
         # Output flags (a derivation, a plot, a profile join) and a system given as a dict:
-        # the command line, as before the typed call. A prefill takes no context (the CLI
-        # refuses a decode length without a decode stage).
-        if stage == "prefill":
-            named.pop("context")
+        # the command line, as before the typed call.
         return _document(
             ["analyze"], model, no_flash_attention=not flash_attention, **named, **flags
         )

@@ -29,10 +29,10 @@ def test_decode_of_every_preset(cli, preset):
 
 def test_prefill_of_every_preset(cli, preset):
     doc = roofline.analyze(preset, "h100-sxm", stage="prefill", batch=2, seq_len=1024)
-    # `context` defaults to 4096 here: the document records it in every stage's workload.
+    # A prefill takes no context: `context` (4096 here by default) is not sent with it.
     expected = cli.json(
         ["analyze", preset, "--hardware", "h100-sxm", "--stage", "prefill",
-         "--batch", "2", "--seq-len", "1024", "--context", "4096"]
+         "--batch", "2", "--seq-len", "1024"]
     )
     _rows_equal(doc, expected)
 
