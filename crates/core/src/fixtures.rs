@@ -7,7 +7,7 @@
 
 use crate::cited::Cited;
 use crate::device::{Device, MemoryKind, MemoryLevel};
-use crate::model::{Activation, MlpKind, NormKind, Transformer, Variant};
+use crate::model::{Activation, MlpKind, Moe, NormKind, Transformer, Variant};
 use crate::precision::Precision;
 use crate::units::{Bytes, BytesPerSec, FlopPerSec, Seconds};
 
@@ -101,5 +101,28 @@ pub fn a6000() -> Device {
         platform: None,
         notes: vec![],
         efficiency: None,
+    }
+}
+
+/// Mixtral-8x7B's mixture of experts on Llama-2-7B's shape: 8 experts of 14336, 2 per token,
+/// GQA 32/8.
+pub fn mixtral_like() -> Transformer {
+    Transformer {
+        name: "mixtral-like".into(),
+        architecture: "MixtralForCausalLM".into(),
+        kv_heads: 8,
+        intermediate: 14336,
+        variant: Variant {
+            moe: Some(Moe {
+                experts: 8,
+                top_k: 2,
+                expert_intermediate: 14336,
+                shared_experts: 0,
+                dense_layers: 0,
+                router_bias: false,
+            }),
+            ..Variant::default()
+        },
+        ..llama2_7b()
     }
 }

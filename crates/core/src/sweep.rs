@@ -591,7 +591,6 @@ mod tests {
     use crate::analysis::analyze;
     use crate::device::tests::h100_sxm;
     use crate::model::tests::llama2_7b;
-    use crate::model::{Moe, Variant};
     use crate::precision::Precision;
 
     fn bf16() -> Precisions {
@@ -684,28 +683,6 @@ mod tests {
         Ok(())
     }
 
-    /// Mixtral-8x7B's shape: 8 experts of 14336, 2 per token, GQA 32/8.
-    fn mixtral() -> Transformer {
-        Transformer {
-            name: "mixtral-like".into(),
-            architecture: "MixtralForCausalLM".into(),
-            kv_heads: 8,
-            intermediate: 14336,
-            variant: Variant {
-                moe: Some(Moe {
-                    experts: 8,
-                    top_k: 2,
-                    expert_intermediate: 14336,
-                    shared_experts: 0,
-                    dense_layers: 0,
-                    router_bias: false,
-                }),
-                ..Variant::default()
-            },
-            ..llama2_7b()
-        }
-    }
-
     #[test]
     fn closed_form_agrees_with_brute_force() -> Result<(), Box<dyn std::error::Error>> {
         // For every operator, model and stage, the smallest batch from the closed form (or the
@@ -713,7 +690,7 @@ mod tests {
         let h100 = h100_sxm();
         let batches: Vec<u64> = (1..=2048).collect();
         let mut models = crate::analysis::tests::models();
-        models.push(mixtral());
+        models.push(crate::fixtures::mixtral_like());
         let mut searched = 0;
         for m in models {
             for (stage, len) in [

@@ -13,6 +13,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use roofline_core::comm::System;
 use roofline_core::model::Transformer;
 use roofline_core::parallel::Layout;
+use roofline_core::pricing::Pricing;
 use roofline_core::train::backward::Recompute;
 use roofline_core::train::pipeline::PipelineSchedule;
 use roofline_core::train::{micro_batch, predict, predict_with, Efficiency, TrainingJob};
@@ -44,15 +45,16 @@ fn setup() -> Result<(Transformer, System, TrainingJob), Box<dyn std::error::Err
 
 fn run(c: &mut Criterion) -> BenchResult {
     let (model, system, job) = setup()?;
-    let eff = Efficiency::published();
+    let published = Efficiency::published();
+    let eff = Pricing::Estimate(&published);
     // Fail before timing if the layout does not predict.
-    predict(&model, &system, &job, &eff)?;
-    let mb = micro_batch(&model, &system, &job.shape(), &eff)?;
+    predict(&model, &system, &job, eff)?;
+    let mb = micro_batch(&model, &system, &job.shape(), eff)?;
     c.bench_function("train predict gpt3-175b tp8 pp8 v3 (whole)", |b| {
-        b.iter(|| predict(black_box(&model), black_box(&system), black_box(&job), &eff).ok())
+        b.iter(|| predict(black_box(&model), black_box(&system), black_box(&job), eff).ok())
     });
     c.bench_function("train predict_with gpt3-175b tp8 pp8 v3 (assembly)", |b| {
-        b.iter(|| predict_with(black_box(&model), &system, black_box(&job), &eff, &mb).ok())
+        b.iter(|| predict_with(black_box(&model), &system, black_box(&job), eff, &mb).ok())
     });
     Ok(())
 }

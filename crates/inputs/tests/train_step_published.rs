@@ -20,6 +20,7 @@
 use roofline_core::comm::System;
 use roofline_core::model::Transformer;
 use roofline_core::parallel::Layout;
+use roofline_core::pricing::Pricing;
 use roofline_core::train::backward::Recompute;
 use roofline_core::train::pipeline::PipelineSchedule;
 use roofline_core::train::{predict, Efficiency, TrainingJob};
@@ -145,8 +146,13 @@ fn run(r: &Row, measured: f64, schedule: PipelineSchedule, micro: u64) -> TestRe
     // Megatron-LM as these runs ran it: its fused softmax (no FlashAttention), gradients
     // reduced after the backward, blocking pipeline sends.
     .as_megatron_2022();
-    let bound = predict(&model, &system, &job, &Efficiency::BOUND)?;
-    let estimate = predict(&model, &system, &job, &Efficiency::published())?;
+    let bound = predict(&model, &system, &job, Pricing::Bound)?;
+    let estimate = predict(
+        &model,
+        &system,
+        &job,
+        Pricing::Estimate(&Efficiency::published()),
+    )?;
     Ok(Case {
         model: field(r, "model").to_string(),
         recompute: recompute_text.to_string(),

@@ -151,14 +151,7 @@ impl AnalyzeRequest {
     /// Whether the request runs the model on many devices (a system, devices, a degree above
     /// 1, sequence parallelism or a routing skew): the `analyze-parallel` document.
     pub fn is_parallel(&self) -> bool {
-        self.system.is_some()
-            || self.devices.is_some()
-            || self.tp > 1
-            || self.pp > 1
-            || self.ep > 1
-            || self.cp > 1
-            || self.sequence_parallel
-            || self.expert_imbalance != 1.0
+        self.system.is_some() || self.devices.is_some() || !self.layout().is_single()
     }
 
     /// The parallel layout.

@@ -61,15 +61,7 @@ pub struct ParallelArgs {
 impl ParallelArgs {
     /// Whether any flag asks for more than one device.
     pub fn any(&self) -> bool {
-        self.system.is_some()
-            || self.devices.is_some()
-            || self.tp > 1
-            || self.pp > 1
-            || self.ep > 1
-            || self.cp > 1
-            || self.sequence_parallel
-            // Routing skew is a parallel flag: on one device it would be ignored.
-            || self.expert_imbalance != 1.0
+        self.system.is_some() || self.devices.is_some() || !self.layout().is_single()
     }
 
     /// The layout the flags give.

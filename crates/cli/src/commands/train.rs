@@ -10,11 +10,12 @@ use crate::output::{check_output, write_output};
 use roofline_core::comm::System;
 use roofline_core::model::Transformer;
 use roofline_core::precision::Precision;
+use roofline_core::pricing::Pricing;
 use roofline_core::train::data_parallel::DataParallelError;
 use roofline_core::train::memory::TrainingMemoryError;
 use roofline_core::train::micro_batch::MicroBatchError;
 use roofline_core::train::pipeline::PipelineError;
-use roofline_core::train::{predict, Efficiency, StepError, TrainingJob, TrainingPrediction};
+use roofline_core::train::{predict, StepError, TrainingJob, TrainingPrediction};
 use roofline_core::units::Seconds;
 use roofline_core::workload::Precisions;
 use roofline_inputs::config::load_model;
@@ -209,9 +210,9 @@ pub(crate) fn predict_both(
             Some("give each share in [0.01, 1]: --efficiency matmul=0.74,network=0.8".into()),
         )
     })?;
-    let bound = predict(&model, &system, job, &Efficiency::BOUND)
+    let bound = predict(&model, &system, job, Pricing::Bound)
         .map_err(|e| step_error(e, job, &flags, &system))?;
-    let estimate = predict(&model, &system, job, &efficiency)
+    let estimate = predict(&model, &system, job, Pricing::Estimate(&efficiency))
         .map_err(|e| step_error(e, job, &flags, &system))?;
     let largest = match (bound.memory.fits(), bound.memory.capacity) {
         (Some(false), Some(capacity)) => {

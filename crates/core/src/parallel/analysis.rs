@@ -94,17 +94,6 @@ impl ParallelStage {
         self.totals.launch_overhead
     }
 
-    /// The step on `device` (the system's chip) priced by `pricing` with kernels launched as
-    /// `launches` ([`crate::pricing::price`]).
-    pub fn price(
-        &self,
-        device: &crate::device::Device,
-        pricing: crate::pricing::Pricing<'_>,
-        launches: crate::pricing::Launches,
-    ) -> crate::pricing::StepTime {
-        crate::pricing::price(&self.graph, &self.rows, device, pricing, launches)
-    }
-
     /// Tokens a replica finishes per second: the step's tokens over the step time.
     pub fn tokens_per_s(&self) -> f64 {
         self.workload.tokens() as f64 / self.step_time().get()

@@ -243,6 +243,17 @@ impl Layout {
         cp: 1,
     };
 
+    /// Whether it asks for nothing beyond one device: every degree 1, no sequence parallelism
+    /// and no routing skew (a skew on one device would be ignored, so it asks for many).
+    pub fn is_single(&self) -> bool {
+        self.tp <= 1
+            && self.pp <= 1
+            && self.ep <= 1
+            && self.cp <= 1
+            && !self.sequence_parallel
+            && self.expert_imbalance == 1.0
+    }
+
     /// Devices one replica uses: t · p · e · c.
     pub fn devices(&self) -> u64 {
         u64::from(self.tp) * u64::from(self.pp) * u64::from(self.ep) * u64::from(self.cp)

@@ -527,3 +527,36 @@ fn sequence_parallel_learned_positions_run_on_each_ranks_share_of_the_tokens(
         .any(|n| n.role == Role::TpReduceScatter && !n.span().in_blocks()));
     Ok(())
 }
+
+#[test]
+fn one_device_is_every_degree_one_without_sequence_parallelism_or_skew() {
+    assert!(Layout::SINGLE.is_single());
+    for many in [
+        Layout {
+            tp: 2,
+            ..Layout::SINGLE
+        },
+        Layout {
+            pp: 2,
+            ..Layout::SINGLE
+        },
+        Layout {
+            ep: 2,
+            ..Layout::SINGLE
+        },
+        Layout {
+            cp: 2,
+            ..Layout::SINGLE
+        },
+        Layout {
+            sequence_parallel: true,
+            ..Layout::SINGLE
+        },
+        Layout {
+            expert_imbalance: 1.5,
+            ..Layout::SINGLE
+        },
+    ] {
+        assert!(!many.is_single(), "{many:?}");
+    }
+}

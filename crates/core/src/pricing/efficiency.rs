@@ -124,11 +124,6 @@ impl Efficiency {
         }
     }
 
-    /// Whether every share is the roof's (the bound).
-    pub fn is_bound(&self) -> bool {
-        *self == Self::BOUND
-    }
-
     /// The fields and their values, in declaration order.
     pub fn fields(&self) -> [(&'static str, f64); 6] {
         [
@@ -209,7 +204,7 @@ mod tests {
         assert!((e.memory - 0.833_742).abs() < 1e-6);
         assert_eq!(e.attention, e.matmul);
         assert_eq!((e.vector, e.network), (1.0, 0.8));
-        assert!(e.validate().is_ok() && !e.is_bound() && Efficiency::BOUND.is_bound());
+        assert!(e.validate().is_ok() && Efficiency::BOUND.validate().is_ok());
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub use efficiency::{
 };
 
 use crate::analysis::OpRow;
-use crate::device::{Device, LaunchModel};
+use crate::device::Device;
 use crate::graph::OpGraph;
 use crate::parallel::schedule::schedule_with;
 use crate::units::Seconds;
@@ -61,9 +61,17 @@ impl Pricing<'_> {
         }
     }
 
-    /// Whether this is the bound.
+    /// Whether this is the bound: no launch cost is added to it.
     pub fn is_bound(&self) -> bool {
         matches!(self, Pricing::Bound)
+    }
+
+    /// The shares it prices at: every roof reached ([`Efficiency::BOUND`]) for the bound.
+    pub fn efficiency(&self) -> &Efficiency {
+        match self {
+            Pricing::Bound => &Efficiency::BOUND,
+            Pricing::Estimate(e) => e,
+        }
     }
 }
 
@@ -93,15 +101,6 @@ impl Launches {
     #[inline]
     pub fn overhead(&self, kernels: u64, device: &Device) -> Seconds {
         device.launch_overhead.value * self.launches(kernels, device) as f64
-    }
-
-    /// What the launch model is, in words, for a header.
-    pub fn describe(&self, device: &Device) -> &'static str {
-        match (self.cuda_graphs, device.launch_model) {
-            (true, _) => "one launch per step (CUDA graph)",
-            (false, LaunchModel::PerProgram) => "one launch per step (compiled program)",
-            (false, LaunchModel::PerKernel) => "one launch per kernel",
-        }
     }
 }
 
@@ -174,16 +173,6 @@ impl StepTime {
     #[inline]
     pub fn on_device(&self) -> Seconds {
         self.compute + self.exposed_communication
-    }
-
-    /// The share of the communication hidden behind compute, 0 to 1 (1 with none).
-    pub fn overlap(&self) -> f64 {
-        let c = self.communication.get();
-        if c > 0.0 {
-            (1.0 - self.exposed_communication.get() / c).clamp(0.0, 1.0) + 0.0
-        } else {
-            1.0
-        }
     }
 }
 

@@ -100,3 +100,28 @@ fn the_estimate_is_never_below_the_bound() -> TestResult {
     }
     Ok(())
 }
+
+#[test]
+fn a_mixture_of_experts_step_is_exact_at_any_token_count() -> TestResult {
+    // Experts touched, E·(1 − (1 − k/E)^T), is not linear in the tokens: with E = 8, k = 2 it
+    // is 2 at one token, 8·(1 − 0.75²) = 3.5 at two, nearly 8 at 64. The step model evaluates
+    // the grouped GEMM's cost at the step's tokens, so each decode equals its analysis.
+    let m = crate::fixtures::mixtral_like();
+    let sys = crate::parallel::tests::dgx(1);
+    let base = Workload::decode(1, 1).flash_attention(true);
+    let s = StepModel::new(&m, &base, &sys, Layout::SINGLE, Reserve::DEFAULT)?;
+    assert!(s.fit_error() < 1e-9, "fit error {}", s.fit_error());
+    for batch in [1, 2, 3, 5, 64] {
+        let w = Workload::decode(batch, 2000).flash_attention(true);
+        let a = analyze(&m, &w, &sys.chip, Reserve::DEFAULT)?;
+        let (fitted, analysed) = (
+            s.bound(&Mix::decode(batch, 2000)).get(),
+            a.totals.time.get(),
+        );
+        assert!(
+            (fitted - analysed).abs() <= 1e-9 * analysed,
+            "batch {batch}: {fitted} vs {analysed}"
+        );
+    }
+    Ok(())
+}

@@ -14,7 +14,7 @@
 //!   those reductions (12·T bytes) are not counted.
 //!
 //! Each node of the step's graph becomes a [`Piece`]: its span, its pass, its time (the
-//! roofline bound, or an estimate at an [`Efficiency`]), its time at the dense peak and the
+//! roofline bound, or an estimate at an [`crate::pricing::Efficiency`]: [`Pricing`]), its time at the dense peak and the
 //! [`Reason`] the rest of its time is lost to. Collectives are on the critical path (a
 //! tensor-parallel all-reduce feeds the next kernel; Megatron's tensor-parallel collectives
 //! are not overlapped with compute), except context parallelism's K/V ring, which its
@@ -29,7 +29,7 @@ use crate::graph::{Grad, Node, OpGraph, Pass, Role, Span};
 use crate::model::Transformer;
 use crate::ops::{Compute, Op, Softmax};
 use crate::parallel::{analyze_parallel, Layout, ParallelAnalysisError};
-use crate::pricing::{Efficiency, Pricing};
+use crate::pricing::Pricing;
 use crate::units::{to_f64, Flop, FlopPerSec};
 use crate::workload::{Logits, Precisions, Stage, Workload};
 use std::fmt;
@@ -138,7 +138,7 @@ pub struct MicroBatch {
     pub graph: OpGraph,
     /// One row per node of [`MicroBatch::graph`], at the roofline bound.
     pub rows: Vec<OpRow>,
-    /// One piece per node, at the efficiency asked for.
+    /// One piece per node, priced as asked for (the bound has no launch cost).
     pub pieces: Vec<Piece>,
     /// The dense peak MFU divides by: the matrix peak of the activation precision, FLOP/s.
     pub peak: FlopPerSec,
@@ -158,7 +158,7 @@ pub fn micro_batch(
     model: &Transformer,
     system: &System,
     shape: &MicroBatchShape,
-    efficiency: &Efficiency,
+    pricing: Pricing<'_>,
 ) -> Result<MicroBatch, MicroBatchError> {
     let layout = Layout {
         pp: 1,
@@ -198,7 +198,7 @@ pub fn micro_batch(
         .nodes()
         .iter()
         .zip(&rows)
-        .map(|(n, r)| piece(n, r, peak, efficiency))
+        .map(|(n, r)| piece(n, r, peak, pricing))
         .collect();
     hide_ring(&mut pieces, &graph);
     let model_flops_per_token = crate::mfu::model_flops_per_token(model, shape.seq_len)
@@ -252,7 +252,7 @@ fn with_loss(forward: &OpGraph, precisions: Precisions) -> OpGraph {
     out
 }
 
-fn piece(node: &Node, row: &OpRow, dense: FlopPerSec, eff: &Efficiency) -> Piece {
+fn piece(node: &Node, row: &OpRow, dense: FlopPerSec, pricing: Pricing<'_>) -> Piece {
     let phase = match node.pass() {
         Pass::Forward => Phase::Forward,
         Pass::Recompute => Phase::Recompute,
@@ -267,11 +267,12 @@ fn piece(node: &Node, row: &OpRow, dense: FlopPerSec, eff: &Efficiency) -> Piece
     };
     // Priced as every command prices a node ([`crate::pricing::Pricing::row_time`]); the
     // reason its time is lost to follows from which roof bounds it.
-    let time = Pricing::Estimate(eff).row_time(row).get();
+    let time = pricing.row_time(row).get();
     let reason = match row.compute {
         Compute::Network => communication_reason(row.role),
         Compute::Matrix(_) => {
-            let memory = row.cost.bytes().get() / (row.roof.bandwidth.get() * eff.memory);
+            let memory =
+                row.cost.bytes().get() / (row.roof.bandwidth.get() * pricing.efficiency().memory);
             if memory >= time {
                 Reason::MemoryBound
             } else {
@@ -282,7 +283,7 @@ fn piece(node: &Node, row: &OpRow, dense: FlopPerSec, eff: &Efficiency) -> Piece
     };
     // The bound has no launch cost: launches are the estimate's named addend
     // ([`crate::pricing`]).
-    let launch = if eff.is_bound() {
+    let launch = if pricing.is_bound() {
         0.0
     } else {
         row.launch_overhead.get()

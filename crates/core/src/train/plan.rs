@@ -71,7 +71,7 @@ use crate::model::Transformer;
 use crate::parallel::layout::divisors;
 use crate::parallel::{Layout, ParallelAnalysisError, ParallelError};
 use crate::precision::Precision;
-use crate::pricing::Efficiency;
+use crate::pricing::{Efficiency, Pricing};
 use crate::units::to_f64;
 use crate::workload::Precisions;
 use serde::Serialize;
@@ -599,7 +599,12 @@ pub fn search_training(
                                         fit += 1;
                                         if priced.is_none() {
                                             priced = Some(
-                                                match micro_batch(model, system, &shape, &eff) {
+                                                match micro_batch(
+                                                    model,
+                                                    system,
+                                                    &shape,
+                                                    Pricing::Estimate(&eff),
+                                                ) {
                                                     Ok(mb) => {
                                                         sums.fill(&mb, model.layers);
                                                         shapes.push(shape);
@@ -684,7 +689,7 @@ pub fn search_training(
             .copied()
             .ok_or(TrainingPlanError::Zero("shape"))?;
         if let std::collections::hash_map::Entry::Vacant(slot) = cache.entry(cand.shape) {
-            let mb = micro_batch(model, system, &shape, &eff)
+            let mb = micro_batch(model, system, &shape, Pricing::Estimate(&eff))
                 .map_err(|e| TrainingPlanError::Step(StepError::MicroBatch(e)))?;
             slot.insert(mb);
         }
@@ -692,7 +697,7 @@ pub fn search_training(
             continue;
         };
         simulated += 1;
-        let prediction = match predict_with(model, system, &cand.job, &eff, mb) {
+        let prediction = match predict_with(model, system, &cand.job, Pricing::Estimate(&eff), mb) {
             Ok(p) => p,
             Err(e) if is_no_link(&e) => {
                 skipped.link += 1;
@@ -717,9 +722,9 @@ pub fn search_training(
             .get(shape as usize)
             .copied()
             .ok_or(TrainingPlanError::Zero("shape"))?;
-        let mb = micro_batch(model, system, &shape, &Efficiency::BOUND)
+        let mb = micro_batch(model, system, &shape, Pricing::Bound)
             .map_err(|e| TrainingPlanError::Step(StepError::MicroBatch(e)))?;
-        let bound = predict_with(model, system, &estimate.job, &Efficiency::BOUND, &mb)
+        let bound = predict_with(model, system, &estimate.job, Pricing::Bound, &mb)
             .map_err(TrainingPlanError::Step)?;
         plans.push(TrainingPlan {
             job: estimate.job,
@@ -989,7 +994,8 @@ mod tests {
                                     let eff = options
                                         .efficiency
                                         .unwrap_or_else(|| system.chip.efficiency());
-                                    let pred = predict(&model, &system, &job, &eff)?;
+                                    let pred =
+                                        predict(&model, &system, &job, Pricing::Estimate(&eff))?;
                                     if pred.memory.fits() == Some(true) {
                                         times.push(pred.step_time.get());
                                     }

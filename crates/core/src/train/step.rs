@@ -45,7 +45,7 @@ use crate::memory::Reserve;
 use crate::model::Transformer;
 use crate::parallel::Layout;
 use crate::precision::Precision;
-use crate::pricing::Efficiency;
+use crate::pricing::{Efficiency, Pricing};
 use crate::units::{to_f64, Bytes, Flop, FlopPerSec, Seconds};
 use crate::workload::Precisions;
 use serde::Serialize;
@@ -400,9 +400,12 @@ pub fn predict(
     model: &Transformer,
     system: &System,
     job: &TrainingJob,
-    efficiency: &Efficiency,
+    pricing: Pricing<'_>,
 ) -> Result<TrainingPrediction, StepError> {
-    efficiency.validate().map_err(StepError::Efficiency)?;
+    pricing
+        .efficiency()
+        .validate()
+        .map_err(StepError::Efficiency)?;
     job.micro_batches()?;
     if job.devices() > system.devices() {
         return Err(StepError::TooFewDevices {
@@ -410,12 +413,12 @@ pub fn predict(
             available: system.devices(),
         });
     }
-    let mb = micro_batch(model, system, &job.shape(), efficiency).map_err(StepError::MicroBatch)?;
-    predict_with(model, system, job, efficiency, &mb)
+    let mb = micro_batch(model, system, &job.shape(), pricing).map_err(StepError::MicroBatch)?;
+    predict_with(model, system, job, pricing, &mb)
 }
 
 /// [`predict`] with the micro-batch already priced: `mb` is [`micro_batch`] of
-/// [`TrainingJob::shape`] at the same `efficiency` (a plan search prices each shape once and
+/// [`TrainingJob::shape`] at the same `pricing` (a plan search prices each shape once and
 /// assembles every pipeline, data-parallel and ZeRO choice over it).
 ///
 /// # Errors
@@ -424,9 +427,10 @@ pub fn predict_with(
     model: &Transformer,
     system: &System,
     job: &TrainingJob,
-    efficiency: &Efficiency,
+    pricing: Pricing<'_>,
     mb: &MicroBatch,
 ) -> Result<TrainingPrediction, StepError> {
+    let efficiency = pricing.efficiency();
     efficiency.validate().map_err(StepError::Efficiency)?;
     let m = job.micro_batches()?;
     let devices = job.devices();

@@ -10,7 +10,7 @@ use crate::model::Transformer;
 use crate::ops::Op;
 use crate::parallel::tests::dgx;
 use crate::parallel::Layout;
-use crate::pricing::Efficiency;
+use crate::pricing::{Efficiency, Pricing};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -36,9 +36,9 @@ fn gemm_flops_of_a_step_are_three_forwards() -> TestResult {
     // input and weight gradients take twice that; 4 micro-batches of 2 sequences of 16 tokens.
     let model = tiny(2)?;
     let j = job(Layout::SINGLE, 1, 8, 2);
-    let p = predict(&model, &dgx(1), &j, &Efficiency::BOUND)?;
+    let p = predict(&model, &dgx(1), &j, Pricing::Bound)?;
     assert_eq!(p.micro_batches, 4);
-    let mb = super::micro_batch::micro_batch(&model, &dgx(1), &j.shape(), &Efficiency::BOUND)?;
+    let mb = super::micro_batch::micro_batch(&model, &dgx(1), &j.shape(), Pricing::Bound)?;
     let tokens = 2.0 * S as f64;
     let forward = 2.0 * tokens * (2.0 * BLOCK_GEMM as f64 + (V * D) as f64);
     let gemm: f64 = mb
@@ -79,8 +79,9 @@ fn gemm_flops_of_a_step_are_three_forwards() -> TestResult {
 #[test]
 fn the_waterfall_and_the_mfu_sum_to_the_peak_and_mfu_is_model_flops_over_peak_time() -> TestResult {
     let model = tiny(2)?;
-    for eff in [Efficiency::BOUND, Efficiency::published()] {
-        let p = predict(&model, &dgx(1), &job(Layout::SINGLE, 1, 8, 2), &eff)?;
+    let published = Efficiency::published();
+    for eff in [Pricing::Bound, Pricing::Estimate(&published)] {
+        let p = predict(&model, &dgx(1), &job(Layout::SINGLE, 1, 8, 2), eff)?;
         let w = &p.waterfall;
         let total: f64 = w.bars.iter().map(|b| b.share).sum::<f64>() + w.mfu;
         assert!((total - 1.0).abs() < 1e-9, "{total}");
@@ -100,7 +101,7 @@ fn one_device_step_is_the_micro_batches_in_series_plus_the_update() -> TestResul
         &model,
         &dgx(1),
         &job(Layout::SINGLE, 1, 8, 2),
-        &Efficiency::BOUND,
+        Pricing::Bound,
     )?;
     let s = &p.stages[0];
     let serial = 4.0 * (s.forward + s.backward + s.weight).get() + s.optimizer.get();
@@ -128,7 +129,7 @@ fn data_parallel_all_reduces_the_fp32_gradients_once() -> TestResult {
         &model,
         &dgx(1),
         &job(Layout::SINGLE, 2, 8, 2),
-        &Efficiency::BOUND,
+        Pricing::Bound,
     )?;
     assert_eq!((p.devices, p.micro_batches), (2, 2));
     let dp = &p.stages[0].data_parallel;
@@ -153,10 +154,10 @@ fn a_pipeline_of_equal_stages_has_the_one_f_one_b_bubble() -> TestResult {
         &model,
         &dgx(1),
         &job(layout, 1, 8, 1),
-        &Efficiency {
+        Pricing::Estimate(&Efficiency {
             network: 1.0,
             ..Efficiency::published()
-        },
+        }),
     )?;
     assert_eq!(p.stages.len(), 4);
     assert!(p.stages.iter().all(|s| s.blocks == 2));
@@ -188,10 +189,10 @@ fn a_pipeline_of_equal_stages_has_the_one_f_one_b_bubble() -> TestResult {
         &model,
         &dgx(1),
         &v2,
-        &Efficiency {
+        Pricing::Estimate(&Efficiency {
             network: 1.0,
             ..Efficiency::published()
-        },
+        }),
     )?;
     assert!(
         (q.bubble_fraction - 3.0 / 16.0).abs() < 0.04,
@@ -208,7 +209,7 @@ fn full_recompute_adds_the_blocks_forward_to_the_hardware_flops() -> TestResult 
         &model,
         &dgx(1),
         &job(Layout::SINGLE, 1, 2, 2),
-        &Efficiency::BOUND,
+        Pricing::Bound,
     )?;
     let full = predict(
         &model,
@@ -217,7 +218,7 @@ fn full_recompute_adds_the_blocks_forward_to_the_hardware_flops() -> TestResult 
             recompute: Recompute::Full,
             ..job(Layout::SINGLE, 1, 2, 2)
         },
-        &Efficiency::BOUND,
+        Pricing::Bound,
     )?;
     assert_eq!(none.model_flops, full.model_flops);
     // Without recomputation the hardware FLOPs still exceed the model FLOPs: the vector
@@ -239,7 +240,7 @@ fn full_recompute_adds_the_blocks_forward_to_the_hardware_flops() -> TestResult 
 fn bad_jobs_are_refused_with_the_field() -> TestResult {
     let model = tiny(2)?;
     let system = dgx(1);
-    let err = |j: TrainingJob| predict(&model, &system, &j, &Efficiency::BOUND).err();
+    let err = |j: TrainingJob| predict(&model, &system, &j, Pricing::Bound).err();
     assert_eq!(
         err(job(Layout::SINGLE, 2, 6, 2)),
         Some(StepError::GlobalBatch {
@@ -272,7 +273,7 @@ fn bad_jobs_are_refused_with_the_field() -> TestResult {
     };
     let four = tiny(4)?;
     assert_eq!(
-        predict(&four, &system, &interleaved, &Efficiency::BOUND).err(),
+        predict(&four, &system, &interleaved, Pricing::Bound).err(),
         Some(StepError::Pipeline(
             PipelineError::MicroBatchesNotMultipleOfStages {
                 micro_batches: 3,
@@ -285,7 +286,12 @@ fn bad_jobs_are_refused_with_the_field() -> TestResult {
         ..Efficiency::BOUND
     };
     assert!(matches!(
-        predict(&model, &system, &job(Layout::SINGLE, 1, 8, 2), &bad),
+        predict(
+            &model,
+            &system,
+            &job(Layout::SINGLE, 1, 8, 2),
+            Pricing::Estimate(&bad)
+        ),
         Err(StepError::Efficiency(_))
     ));
     Ok(())
@@ -300,9 +306,35 @@ fn the_estimate_is_never_faster_than_the_bound() -> TestResult {
         ..Layout::SINGLE
     };
     let j = job(layout, 2, 8, 1);
-    let bound = predict(&model, &dgx(1), &j, &Efficiency::BOUND)?;
-    let estimate = predict(&model, &dgx(1), &j, &Efficiency::published())?;
+    let bound = predict(&model, &dgx(1), &j, Pricing::Bound)?;
+    let estimate = predict(
+        &model,
+        &dgx(1),
+        &j,
+        Pricing::Estimate(&Efficiency::published()),
+    )?;
     assert!(estimate.step_time >= bound.step_time);
     assert!(estimate.mfu <= bound.mfu);
+    Ok(())
+}
+
+#[test]
+fn an_estimate_at_every_roof_is_the_bound_plus_the_launches() -> TestResult {
+    // Shares of 1 everywhere price every kernel at its roof, as the bound does; the estimate
+    // still launches each kernel (5 µs on the fixture's H100), the bound never: one device, 4
+    // micro-batches, so the difference is 4 × (kernels of one micro-batch) × 5 µs.
+    let model = tiny(2)?;
+    let j = job(Layout::SINGLE, 1, 8, 2);
+    let bound = predict(&model, &dgx(1), &j, Pricing::Bound)?;
+    let roofs = predict(&model, &dgx(1), &j, Pricing::Estimate(&Efficiency::BOUND))?;
+    let mb = super::micro_batch::micro_batch(&model, &dgx(1), &j.shape(), Pricing::Bound)?;
+    let kernels: u64 = mb.pieces.iter().map(|p| p.on_stage(0, 2, true, true)).sum();
+    let launches = 4.0 * kernels as f64 * 5e-6;
+    let diff = roofs.step_time.get() - bound.step_time.get();
+    assert!(
+        (diff - launches).abs() <= 1e-9 * launches,
+        "{diff} vs {launches}"
+    );
+    assert_eq!(bound.waterfall.share(Reason::Launch), 0.0);
     Ok(())
 }
